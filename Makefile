@@ -1,0 +1,30 @@
+# Every target does its own set-up on a fresh machine (system packages, virtual environment, package).
+.PHONY: env demo test test-slow bench plot clean-env
+
+PYTEST := .venv/bin/python -m pytest
+
+env:
+	@bash tools/setup_env.sh
+
+## make demo: chip inference on the bundled model and corpus; prints fidelity and energy.
+demo: env
+	.venv/bin/oscsim simulate
+
+## make test: the default test suite (no `slow` tests), well under 20 minutes on 2 cores.
+test: env
+	$(PYTEST) -m "not slow" -q
+
+## make test-slow: the long tests only.
+test-slow: env
+	$(PYTEST) -m slow -q
+
+## make plot: the Kuramoto synchronisation transition r(K), saved as a PNG.
+plot: env
+	.venv/bin/oscsim kuramoto-demo --out results/kuramoto
+
+bench: env
+	.venv/bin/oscsim bench integrator --json
+	.venv/bin/oscsim bench attention --json
+
+clean-env:
+	rm -f .venv

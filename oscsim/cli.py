@@ -1,0 +1,81 @@
+"""The ``oscsim`` command line.
+
+Subcommands are discovered as entry points (groups ``oscsim.commands`` and ``oscsim.benchmarks``) so that
+this package, the mathematics, never imports ``hw_models`` or ``mapping`` (imports go
+``mapping -> hw_models -> oscsim``). Each entry point names a function ``register(subparsers)`` that adds
+one sub-parser and sets ``func``, a callable ``func(args) -> int`` returning the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib.metadata import entry_points
+
+__all__ = ["build_parser", "main"]
+
+COMMANDS_GROUP = "oscsim.commands"
+BENCHMARKS_GROUP = "oscsim.benchmarks"
+
+
+class CommandError(Exception):
+    """An error the user can act on; printed without a traceback, exit status 2."""
+
+
+def _broken(name: str, exc: BaseException):
+    def run(args: argparse.Namespace) -> int:
+        print(f"oscsim {name}: this subcommand could not be loaded: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 3
+
+    return run
+
+
+def _register_all(subparsers: argparse._SubParsersAction, group: str) -> None:
+    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        try:
+            register = ep.load()
+            register(subparsers)
+        except Exception as exc:  # a broken plugin must not take the whole CLI down
+            p = subparsers.add_parser(ep.name, help=f"(unavailable: {type(exc).__name__})")
+            p.set_defaults(func=_broken(ep.name, exc))
+
+
+def _bench(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("bench", help="benchmarks that run the competitors in the same process")
+    sub = p.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
+    _register_all(sub, BENCHMARKS_GROUP)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from oscsim import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="oscsim",
+        description="Simulate oscillator-based attention (Kuramoto attention, SSA) on oscillator hardware.",
+    )
+    parser.add_argument("--version", action="version", version=f"oscsim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _bench(sub)
+    _register_all(sub, COMMANDS_GROUP)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CommandError as exc:
+        print(f"oscsim {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, FileNotFoundError, TypeError) as exc:
+        # Validation errors raised by configs and loaders are written for users: show them plainly.
+        print(f"oscsim {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"oscsim {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
