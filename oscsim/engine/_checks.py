@@ -1,0 +1,107 @@
+"""Argument checks shared by the engine's frozen configs (errors name the argument and the valid range)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "as_real_array",
+    "as_complex_array",
+    "check_finite",
+    "check_nonnegative",
+    "check_positive_scalar",
+    "per_oscillator",
+    "per_pair",
+]
+
+
+def as_real_array(name: str, value) -> np.ndarray:
+    """``value`` as a float64 array, refusing complex input and NaN/inf."""
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise ValueError(f"{name}: could not be read as an array ({exc})") from None
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name}: must be real, got a complex array")
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name}: must be numeric, got dtype {arr.dtype}")
+    arr = np.array(arr, dtype=np.float64, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
+    check_finite(name, arr)
+    return arr
+
+
+def as_complex_array(name: str, value) -> np.ndarray:
+    """``value`` as a complex128 array, refusing NaN/inf."""
+    arr = np.asarray(value)
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"{name}: must be numeric, got dtype {arr.dtype}")
+    arr = np.array(arr, dtype=np.complex128, order="C")
+    check_finite(name, arr)
+    return arr
+
+
+def check_finite(name: str, arr: np.ndarray) -> None:
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"{name}: contains NaN or inf (first at index {tuple(int(i) for i in bad)})")
+
+
+def check_nonnegative(name: str, arr: np.ndarray) -> None:
+    if np.any(arr < 0):
+        raise ValueError(f"{name}: must be >= 0 (a noise amplitude or strength), got min {arr.min():g}")
+
+
+def check_positive_scalar(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name}: must be a real number > 0, got {value!r}")
+    v = float(value)
+    if not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name}: must be a finite number > 0, got {value!r}")
+    return v
+
+
+def per_oscillator(name: str, arr: np.ndarray, n: int | None, allow_scalar: bool = True) -> np.ndarray:
+    """Normalise a per-oscillator parameter to shape (G', n), G' = 1 (shared) or G (per group).
+
+    Accepted shapes: scalar (if ``allow_scalar``), (n,), (G, n).
+    """
+    if arr.ndim == 0:
+        if not allow_scalar:
+            raise ValueError(f"{name}: must have shape (N,) or (G, N), got a scalar")
+        if n is None:
+            raise ValueError(f"{name}: a scalar needs the network size from another argument")
+        return np.full((1, n), arr[()], dtype=arr.dtype)
+    if arr.ndim == 1:
+        if n is not None and arr.shape[0] != n:
+            raise ValueError(f"{name}: shape {arr.shape} does not match N = {n}; expected (N,) or (G, N)")
+        return arr.reshape(1, -1).copy()
+    if arr.ndim == 2:
+        if n is not None and arr.shape[1] != n:
+            raise ValueError(f"{name}: shape {arr.shape} does not match N = {n}; expected (N,) or (G, N)")
+        return np.ascontiguousarray(arr)
+    raise ValueError(f"{name}: expected a scalar, (N,) or (G, N), got shape {arr.shape}")
+
+
+def per_pair(name: str, arr: np.ndarray) -> np.ndarray:
+    """Normalise a pair matrix to shape (G', N, N) from (N, N) or (G, N, N)."""
+    if arr.ndim == 2:
+        arr = arr[None]
+    if arr.ndim != 3 or arr.shape[1] != arr.shape[2]:
+        raise ValueError(f"{name}: expected shape (N, N) or (G, N, N), got {arr.shape}")
+    return np.ascontiguousarray(arr)
+
+
+def merge_groups(names_and_counts: list[tuple[str, int]]) -> int:
+    """The common group count of several (G' = 1 or G) leading dimensions; error if two differ."""
+    g = 1
+    owner = None
+    for name, count in names_and_counts:
+        if count == 1:
+            continue
+        if g == 1:
+            g, owner = count, name
+        elif count != g:
+            raise ValueError(f"{name}: has {count} groups but {owner} has {g}; per-group parameters must agree")
+    return g

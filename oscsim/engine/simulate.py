@@ -1,0 +1,285 @@
+"""`simulate`: the one verb of the engine."""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+
+from ._loop import get_adaptive_loop, get_fixed_loop
+from .custom_ode import CustomODE
+from .phase_network import PhaseNetwork
+from .saving import SaveAt, SaveEvery, SaveSummary
+from .solution import SimulationError, Solution
+from .solvers.base import Solver
+from .stuart_landau import StuartLandauNetwork
+
+__all__ = ["simulate"]
+
+_MODELS = (PhaseNetwork, StuartLandauNetwork, CustomODE)
+_SAVES = (SaveEvery, SaveAt, SaveSummary)
+_OPTIONS = ("save", "seed", "brownian_substeps")
+
+
+def _real_scalar(name, v) -> float:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise ValueError(f"{name}: must be a real number, got {v!r}")
+    v = float(v)
+    if not np.isfinite(v):
+        raise ValueError(f"{name}: must be finite, got {v!r}")
+    return v
+
+
+def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_substeps=1, **unknown) -> Solution:
+    r"""Integrate G independent oscillator networks from t0 to t1.
+
+    Parameters
+    ----------
+    model : PhaseNetwork, StuartLandauNetwork or CustomODE
+    solver : Solver
+        `EulerMaruyama`, `StochasticHeun`, `SRA1` (noise allowed), `RK4`, `Heun`, `Dopri5`
+        (deterministic only).
+    t0, t1 : float
+        Start and end times [time units], t1 > t0.
+    dt : float
+        Step [time units], > 0 (the first trial step for `Dopri5`). If (t1 − t0)/dt is not an integer
+        the last step is shortened to end at t1.
+    y0 : array_like, shape (G, N) or (G, D)
+        Initial state: float64 phases [rad] (`PhaseNetwork`), complex128 amplitudes
+        (`StuartLandauNetwork`), float64 states (`CustomODE`). A 1-D array is one group.
+    save : SaveEvery, SaveAt or SaveSummary, optional
+        Default ``SaveEvery(1)``.
+    seed : int, optional
+        Seed of the noise (>= 0). Required when the model has noise. Group g draws from streams seeded by
+        (seed, g), so results are bit-identical whatever the number of threads.
+    brownian_substeps : int
+        m >= 1: the Brownian path is drawn on the grid dt/m and summed (with its area integrals), so a run
+        with (dt, m) and one with (dt/m, 1) see the same path: this is how strong convergence is measured.
+
+    Returns
+    -------
+    Solution
+
+    Raises
+    ------
+    ValueError
+        Bad shapes, NaN/inf, negative noise, dt <= 0, noise with a deterministic solver, unknown options.
+    SimulationError
+        The state became NaN/inf; names the time and the group.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oscsim.engine import simulate, PhaseNetwork, EulerMaruyama, SaveSummary
+    >>> net = PhaseNetwork(omega=np.zeros(3), coupling=np.ones((3, 3)), sigma=0.1)
+    >>> sol = simulate(net, EulerMaruyama(), 0.0, 10.0, 0.01, np.zeros((2, 3)), save=SaveSummary(), seed=1)
+    >>> sol.y_final.shape
+    (2, 3)
+    """
+    if unknown:
+        raise ValueError(
+            f"simulate: unknown option(s) {sorted(unknown)}; the options are {', '.join(_OPTIONS)}"
+        )
+    if not isinstance(model, _MODELS):
+        raise ValueError(f"model: expected one of {[m.__name__ for m in _MODELS]}, got {type(model).__name__}")
+    if not isinstance(solver, Solver):
+        raise ValueError(f"solver: expected a solver instance (e.g. EulerMaruyama()), got {solver!r}")
+    if save is None:
+        save = SaveEvery(1)
+    if not isinstance(save, _SAVES):
+        raise ValueError(f"save: expected one of {[s.__name__ for s in _SAVES]}, got {save!r}")
+    t0 = _real_scalar("t0", t0)
+    t1 = _real_scalar("t1", t1)
+    dt = _real_scalar("dt", dt)
+    if dt <= 0:
+        raise ValueError(f"dt: must be > 0, got {dt!r}")
+    if not t1 > t0:
+        raise ValueError(f"t1: must be > t0 = {t0!r}, got {t1!r}")
+    if isinstance(brownian_substeps, bool) or not isinstance(brownian_substeps, numbers.Integral) or brownian_substeps < 1:
+        raise ValueError(f"brownian_substeps: must be an integer >= 1, got {brownian_substeps!r}")
+
+    y0 = np.asarray(y0)
+    if y0.dtype == object or not np.issubdtype(y0.dtype, np.number):
+        raise ValueError(f"y0: must be a numeric array, got dtype {y0.dtype}")
+    if y0.ndim == 1:
+        y0 = y0[None]
+    if y0.ndim != 2:
+        raise ValueError(f"y0: expected shape (G, N), got {y0.shape}")
+    ystate = model._to_state(y0)
+    D = model._state_dim()
+    if ystate.shape[1] != D:
+        raise ValueError(f"y0: has {y0.shape[1]} components per group but the model has {model._user_dim()}"
+                         if hasattr(model, "_user_dim") else
+                         f"y0: has {y0.shape[1]} components per group but the model has {D}")
+    G = ystate.shape[0]
+    if model.n_groups not in (1, G):
+        raise ValueError(f"y0: has {G} groups but the model's parameters are given for {model.n_groups} groups")
+    if not np.all(np.isfinite(ystate)):
+        raise ValueError("y0: contains NaN or inf")
+
+    noisy = model.is_stochastic
+    if noisy and not solver.is_stochastic:
+        raise ValueError(
+            f"solver: {type(solver).__name__} is deterministic but the model has noise (sigma > 0); "
+            "use EulerMaruyama, StochasticHeun or SRA1, or set sigma=0"
+        )
+    if noisy:
+        if seed is None:
+            raise ValueError("seed: the model has noise, so give an explicit integer seed (>= 0)")
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
+            raise ValueError(f"seed: must be an integer in [0, 2**64), got {seed!r}")
+    elif seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
+    seed_u = np.uint64(seed if seed is not None else 0)
+
+    P = model._params()
+    drift = model._make_drift()
+    model_key = model._kernel_key()
+    stats = {"solver": type(solver).__name__, "model": type(model).__name__, "n_groups": G}
+    span = t1 - t0
+
+    if solver.adaptive:
+        return _run_adaptive(model, solver, t0, t1, dt, ystate, save, P, drift, model_key, stats)
+
+    # ---- fixed-step grid -------------------------------------------------------------------------
+    r = span / dt
+    n_round = int(round(r))
+    if n_round >= 1 and abs(r - n_round) <= 1e-9 * max(1.0, r):
+        n_steps = n_round
+    else:
+        n_steps = int(np.ceil(r))
+    h_last = span - (n_steps - 1) * dt
+    tgrid = np.zeros(0)
+    if isinstance(save, SaveAt):
+        ts = save.ts
+        if ts[0] < t0 - 1e-12 * max(1.0, abs(t0)) or ts[-1] > t1 + 1e-12 * max(1.0, abs(t1)):
+            raise ValueError(f"SaveAt.ts: times must lie in [t0, t1] = [{t0}, {t1}], got [{ts[0]}, {ts[-1]}]")
+        grid = t0 + dt * np.arange(n_steps + 1, dtype=np.float64)
+        grid[-1] = t1
+        tol = 1e-9 * dt
+        keep = np.ones(grid.size, bool)
+        for t in ts:  # grid points within tol of a requested time are replaced by it
+            keep &= np.abs(grid - t) > tol
+        tgrid = np.unique(np.concatenate([grid[keep], ts, [t0, t1]]))
+        tgrid = tgrid[(tgrid >= t0) & (tgrid <= t1)]
+        n_steps = tgrid.size - 1
+        save_steps = np.searchsorted(tgrid, ts).astype(np.int64)
+        ts_out = ts.copy()
+    elif isinstance(save, SaveEvery):
+        steps = np.arange(0, n_steps + 1, save.k, dtype=np.int64)
+        if steps[-1] != n_steps:
+            steps = np.append(steps, n_steps)
+        save_steps = steps
+        ts_out = t0 + dt * steps.astype(np.float64)
+        ts_out[-1] = t1 if steps[-1] == n_steps else ts_out[-1]
+    else:
+        save_steps = np.zeros(0, dtype=np.int64)
+        ts_out = np.zeros(0)
+
+    summ_on = isinstance(save, SaveSummary)
+    phases = model._phases()
+    nph = model._n_phases() if summ_on else 0
+    summ_start = 0
+    summ_every = 1
+    if summ_on:
+        ts_start = t0 if save.t_start is None else save.t_start
+        if not t0 - 1e-12 * max(1.0, abs(t0)) <= ts_start <= t1:
+            raise ValueError(f"SaveSummary.t_start: must lie in [t0, t1] = [{t0}, {t1}], got {ts_start}")
+        summ_start = min(int(np.ceil((ts_start - t0) / dt - 1e-9)), n_steps)
+        summ_every = save.every
+    mean_re = np.zeros((G, nph))
+    mean_im = np.zeros((G, nph))
+    coh = np.zeros((G, nph, nph)) if (summ_on and nph and save.coherence) else np.zeros((G, 0, 0))
+    n_summ = np.zeros(G, dtype=np.int64)
+    ys = np.zeros((save_steps.size, G, D))
+    yfin = np.empty((G, D))
+    fail_step = np.full(G, -1, dtype=np.int64)
+    fail_t = np.zeros(G)
+    sig = model._noise_rows() if noisy else np.zeros((1, D))
+
+    loop = get_fixed_loop(model_key, drift, phases, solver)
+    compiled_before = len(loop.signatures)
+    tic = time.perf_counter()
+    loop(ystate, t0, dt, np.int64(n_steps), h_last, tgrid, P, sig, noisy, bool(solver.needs_area and noisy),
+         seed_u, np.int64(brownian_substeps), np.int64(model._work_size()), np.int64(max(solver.n_stages, 1)),
+         save_steps, ys, summ_on, np.int64(summ_start), np.int64(summ_every), mean_re, mean_im, coh, n_summ,
+         yfin, fail_step, fail_t)
+    stats["wall_time_s"] = time.perf_counter() - tic
+    stats["compiled"] = len(loop.signatures) > compiled_before
+    stats["n_steps"] = n_steps
+    failed = np.flatnonzero(fail_step >= 0)
+    if failed.size:
+        g0 = int(failed[np.argmin(fail_t[failed])])
+        raise SimulationError(
+            f"simulate: the state of group {g0} became NaN/inf at t = {fail_t[g0]:.6g} (step {fail_step[g0]}); "
+            f"{failed.size} of {G} groups failed. Reduce dt, or check the coupling/noise scale.",
+            time=float(fail_t[g0]), group=g0, groups=[int(g) for g in failed],
+        )
+    mean_exp = coherence = None
+    if summ_on and nph:
+        cnt = np.maximum(n_summ, 1)[:, None]
+        mean_exp = (mean_re + 1j * mean_im) / cnt
+        if save.coherence:
+            coh /= cnt[:, :, None]
+            iu = np.triu_indices(nph, 1)
+            coh[:, iu[1], iu[0]] = coh[:, iu[0], iu[1]]
+            coherence = coh
+        stats["n_samples"] = int(n_summ[0])
+    return Solution(
+        ts=ts_out,
+        ys=None if summ_on else model._from_state(ys),
+        y_final=model._from_state(yfin),
+        mean_exp=mean_exp,
+        coherence=coherence,
+        stats=stats,
+    )
+
+
+def _run_adaptive(model, solver, t0, t1, dt, ystate, save, P, drift, model_key, stats):
+    if isinstance(save, SaveSummary):
+        raise ValueError("save: SaveSummary needs a fixed-step solver; with Dopri5 use SaveEvery or SaveAt")
+    G, D = ystate.shape
+    if isinstance(save, SaveAt):
+        ts = save.ts
+        if ts[0] < t0 or ts[-1] > t1:
+            raise ValueError(f"SaveAt.ts: times must lie in [t0, t1] = [{t0}, {t1}], got [{ts[0]}, {ts[-1]}]")
+        out_times = ts
+    else:
+        n = int(np.floor((t1 - t0) / (save.k * dt) + 1e-9))
+        out_times = t0 + save.k * dt * np.arange(n + 1)
+        if t1 - out_times[-1] > 1e-9 * save.k * dt:
+            out_times = np.append(out_times, t1)
+        else:
+            out_times[-1] = t1
+    targets = np.unique(np.concatenate([out_times[out_times > t0], [t1]]))
+    save_flag = np.zeros(targets.size + 1, dtype=np.int64)
+    save_flag[0] = 1 if out_times[0] == t0 else 0
+    save_flag[1:] = np.isin(targets, out_times).astype(np.int64)
+    ys = np.zeros((out_times.size, G, D))
+    yfin = np.empty((G, D))
+    n_acc = np.zeros(G, dtype=np.int64)
+    n_rej = np.zeros(G, dtype=np.int64)
+    fail_code = np.zeros(G, dtype=np.int64)
+    fail_t = np.zeros(G)
+    loop = get_adaptive_loop(model_key, drift, solver)
+    compiled_before = len(loop.signatures)
+    tic = time.perf_counter()
+    loop(ystate, t0, dt, targets, save_flag, P, np.int64(model._work_size()), np.int64(solver.n_stages),
+         float(solver.rtol), float(solver.atol), np.int64(solver.max_steps), ys, yfin, n_acc, n_rej,
+         fail_code, fail_t)
+    stats["wall_time_s"] = time.perf_counter() - tic
+    stats["compiled"] = len(loop.signatures) > compiled_before
+    stats["n_accepted"] = n_acc
+    stats["n_rejected"] = n_rej
+    failed = np.flatnonzero(fail_code > 0)
+    if failed.size:
+        g0 = int(failed[np.argmin(fail_t[failed])])
+        why = {1: "the state became NaN/inf", 2: f"max_steps = {solver.max_steps} was reached",
+               3: "the step size underflowed (stiff or singular problem)"}[int(fail_code[g0])]
+        raise SimulationError(
+            f"simulate: group {g0}: {why} at t = {fail_t[g0]:.6g}; {failed.size} of {G} groups failed.",
+            time=float(fail_t[g0]), group=g0, groups=[int(g) for g in failed],
+        )
+    return Solution(ts=np.asarray(out_times, dtype=np.float64), ys=model._from_state(ys),
+                    y_final=model._from_state(yfin), stats=stats)

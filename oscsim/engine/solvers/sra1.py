@@ -1,0 +1,57 @@
+"""SRA1: Rößler's stochastic Runge–Kutta method for additive noise, strong order 1.5."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+
+from .base import Solver
+
+__all__ = ["SRA1"]
+
+
+@dataclass(frozen=True)
+class SRA1(Solver):
+    r"""SRA1 (Rößler 2010) for additive noise, strong order 1.5, deterministic order 2.
+
+    Notes
+    -----
+    With ΔW = W(t+h) − W(t) and the area Ĩ = I_{(1,0)}/h = (1/h)∫_t^{t+h} (W(s) − W(t)) ds (drawn jointly:
+    Ĩ = ½(ΔW + ξ √(h/3)), ξ ~ N(0, 1) independent):
+
+    .. math::
+
+        H_2 = y + \tfrac34 h f(t, y) + \tfrac32 σ Ĩ, \qquad
+        y_{n+1} = y + h\big(\tfrac13 f(t, y) + \tfrac23 f(t + \tfrac34 h, H_2)\big) + σ ΔW
+
+    The noise amplitude σ must not depend on the state (additive noise); for it Itô and Stratonovich
+    coincide. The tableau is SRA1 of Rößler, Table 5.
+
+    References
+    ----------
+    A. Rößler, "Runge–Kutta methods for the strong approximation of solutions of stochastic differential
+    equations", SIAM J. Numer. Anal. 48, 922–952 (2010).
+    """
+
+    strong_order = 1.5
+    deterministic_order = 2.0
+    calculus = "either"
+    noise = "additive"
+    n_stages = 3
+    needs_area = True
+
+    def _make_step(self, drift):
+        @nb.njit(fastmath=True)
+        def step(t, h, y, sig, dW, area, g, P, ws, K, ynew):
+            f1 = K[0]
+            f2 = K[1]
+            H2 = K[2]
+            drift(t, y, g, P, ws, f1)
+            for i in range(y.shape[0]):
+                H2[i] = y[i] + 0.75 * h * f1[i] + 1.5 * sig[i] * area[i]
+            drift(t + 0.75 * h, H2, g, P, ws, f2)
+            for i in range(y.shape[0]):
+                ynew[i] = y[i] + h * (f1[i] / 3.0 + 2.0 * f2[i] / 3.0) + sig[i] * dW[i]
+
+        return step
