@@ -1,0 +1,369 @@
+"""Kuramoto attention and the Kuramoto phase language model (DESIGN §3.1).
+
+Hidden states are k phases per token on the torus. The attention increment is one Kuramoto coupling step
+with the causal softmax matrix as coupling kernel; the feed-forward acts on the wrapped angles; the readout
+aligns phases with learned prototype phases.
+
+References
+----------
+"Kuramoto Attention: Synchronizing Self-Attention on the Torus", arXiv 2606.11585.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = ["KuramotoConfig", "KuramotoAttention", "KuramotoParts", "PhaseSwiGLU", "KuramotoLM", "wrap"]
+
+IMPLS = ("sdpa", "explicit")
+BOUNDS = ("norm", "tanh")
+VALUES = ("circular", "projection")
+
+
+def wrap(x: torch.Tensor) -> torch.Tensor:
+    """Wrap angles to [−π, π) (gradient one everywhere)."""
+    return torch.remainder(x + math.pi, 2 * math.pi) - math.pi
+
+
+def _choice(name: str, value, valid) -> None:
+    if value not in valid:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, valid))}, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class KuramotoConfig:
+    """Kuramoto LM configuration.
+
+    Attributes
+    ----------
+    vocab_size : int
+        Number of token classes (256 for bytes).
+    seq_len : int
+        Longest context the model is trained on (tokens).
+    k : int
+        Phases per token (the width); split over ``n_heads`` heads of ``k // n_heads`` coordinates.
+    n_heads, n_layers : int
+        Heads per layer and number of layers.
+    ffn_hidden : int
+        Hidden width of the bounded SwiGLU on the angles.
+    bound : {"norm", "tanh"}
+        Bound B on the gated Kuramoto term: norm matching (project choice) or π tanh(x/π).
+    value : {"circular", "projection"}
+        ``"circular"``: circular-mean value update (the Kuramoto step). ``"projection"``: ablation, a learned
+        value projection of [cos θ, sin θ] averaged by A, bounded by π tanh(x/π).
+    ffn : bool
+        False is the "no feed-forward" ablation.
+    gates : bool
+        False is the "no metric gates" ablation (g^q = g^k = 1).
+    omega_base : float
+        RoPE-like initialisation ω_j = omega_base^(−j/k_h) [rad per token].
+    ffn_scale : float
+        ρ in Δ_ffn = ρ tanh(SwiGLU(θ)) [rad]; π/2 by default.
+    impl : {"sdpa", "explicit"}
+        Attention implementation: the fused kernel via the identity, or the explicit reference.
+    """
+
+    vocab_size: int = 256
+    seq_len: int = 128
+    k: int = 64
+    n_heads: int = 4
+    n_layers: int = 4
+    ffn_hidden: int = 128
+    bound: str = "norm"
+    value: str = "circular"
+    ffn: bool = True
+    gates: bool = True
+    omega_base: float = 10000.0
+    ffn_scale: float = math.pi / 2
+    impl: str = "sdpa"
+
+    def __post_init__(self):
+        for name in ("vocab_size", "seq_len", "k", "n_heads", "n_layers", "ffn_hidden"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.k % self.n_heads:
+            raise ValueError(f"k ({self.k}) must be divisible by n_heads ({self.n_heads})")
+        _choice("bound", self.bound, BOUNDS)
+        _choice("value", self.value, VALUES)
+        _choice("impl", self.impl, IMPLS)
+        if not self.omega_base > 1.0:
+            raise ValueError(f"omega_base must be > 1, got {self.omega_base}")
+        if not self.ffn_scale > 0.0:
+            raise ValueError(f"ffn_scale must be > 0 [rad], got {self.ffn_scale}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class KuramotoParts:
+    """Closed-form intermediate quantities of one Kuramoto attention layer (for the chip compiler).
+
+    Attributes
+    ----------
+    theta : (B, T, k) input phases [rad].
+    A : (B, h, T, T) causal softmax weights, or None when not requested.
+    a : (B, T, k) raw Kuramoto term Σ_u A_{t,u} sin(θ_u − θ_t) (None in the ``projection`` ablation).
+    v : (B, T, k) signed value gate (value vectors in the ``projection`` ablation).
+    G_re, G_im : (B, T, k) real and imaginary part of G_t = Σ_u A_{t,u} e^{iθ_u}.
+    R_loc : (B, T) local order parameter mean_j |G_{t,j}|.
+    delta : (B, T, k) the bounded increment B(v ⊙ a).
+    """
+
+    theta: torch.Tensor
+    A: torch.Tensor | None
+    a: torch.Tensor | None
+    v: torch.Tensor
+    G_re: torch.Tensor
+    G_im: torch.Tensor
+    R_loc: torch.Tensor
+    delta: torch.Tensor
+
+
+class KuramotoAttention(nn.Module):
+    """Kuramoto attention: gated cosine scores with rotary drift, causal softmax, Kuramoto value step.
+
+    Parameters
+    ----------
+    k : int
+        Phases per token.
+    n_heads : int
+        Heads; each owns k_h = k / n_heads coordinates.
+    bound, value, gates, omega_base, impl
+        As in :class:`KuramotoConfig`.
+
+    Notes
+    -----
+    With φ(θ) = [cos θ, sin θ], gates g = softplus(φ W + b) / mean_head(·),
+
+    .. math:: s_{t,u} = \\frac{τ}{\\sqrt{k_h}} \\sum_j g^q_{t,j} g^k_{u,j} \\cos(θ_{t,j} − θ_{u,j} + ω_j (t − u)),
+
+    A = causal softmax(s), a_{t,j} = Σ_u A_{t,u} sin(θ_{u,j} − θ_{t,j}), v = φ(θ) W_v + b_v, Δ = B(v ⊙ a).
+    With q_t = g^q [cos(θ_t + ω t), sin(θ_t + ω t)] and key_u likewise, s = τ/√k_h q·key, so the fused
+    kernel computes G_t = Σ_u A_{t,u} [cos θ_u, sin θ_u] and a = −sin θ Re G + cos θ Im G.
+    """
+
+    def __init__(self, k: int, n_heads: int, *, bound: str = "norm", value: str = "circular", gates: bool = True,
+                 omega_base: float = 10000.0, impl: str = "sdpa", eps: float = 1e-6):
+        super().__init__()
+        if k % n_heads:
+            raise ValueError(f"k ({k}) must be divisible by n_heads ({n_heads})")
+        _choice("bound", bound, BOUNDS)
+        _choice("value", value, VALUES)
+        _choice("impl", impl, IMPLS)
+        self.k, self.n_heads, self.kh = k, n_heads, k // n_heads
+        self.bound, self.value_mode, self.use_gates, self.impl, self.eps = bound, value, gates, impl, eps
+        self.gate_q = nn.Linear(2 * k, k) if gates else None
+        self.gate_k = nn.Linear(2 * k, k) if gates else None
+        self.value = nn.Linear(2 * k, k)
+        j = torch.arange(self.kh, dtype=torch.float32)
+        self.omega = nn.Parameter((omega_base ** (-j / self.kh)).repeat(n_heads))  # (k,) rad per token
+        self.log_tau = nn.Parameter(torch.zeros(()))
+        if gates:
+            for lin in (self.gate_q, self.gate_k):
+                nn.init.normal_(lin.weight, std=0.02)
+                nn.init.zeros_(lin.bias)
+
+    @property
+    def tau(self) -> torch.Tensor:
+        return self.log_tau.exp()
+
+    def _heads(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, k) -> (B, h, T, k_h)."""
+        b, t, _ = x.shape
+        return x.view(b, t, self.n_heads, self.kh).transpose(1, 2)
+
+    def _unheads(self, x: torch.Tensor) -> torch.Tensor:
+        b, _, t, _ = x.shape
+        return x.transpose(1, 2).reshape(b, t, self.k)
+
+    def _gate(self, lin, phi: torch.Tensor) -> torch.Tensor:
+        b, t, _ = phi.shape
+        if lin is None:
+            return phi.new_ones(b, self.n_heads, t, self.kh)
+        g = self._heads(F.softplus(lin(phi)))
+        return g / g.mean(dim=-1, keepdim=True)
+
+    def _qk(self, theta: torch.Tensor):
+        """Rotated, gated queries and keys (B, h, T, 2k_h) with the score scale folded into q."""
+        phi = torch.cat([theta.cos(), theta.sin()], dim=-1)
+        gq, gk = self._gate(self.gate_q, phi), self._gate(self.gate_k, phi)
+        pos = torch.arange(theta.shape[1], device=theta.device, dtype=theta.dtype)
+        rot = self._heads(theta) + (self.omega.view(self.n_heads, 1, self.kh) * pos[:, None])
+        c, s = rot.cos(), rot.sin()
+        scale = self.tau / math.sqrt(self.kh)
+        q = torch.cat([gq * c, gq * s], dim=-1) * scale
+        key = torch.cat([gk * c, gk * s], dim=-1)
+        return phi, q, key, gq, gk
+
+    def explicit_weights(self, theta: torch.Tensor) -> torch.Tensor:
+        """Causal softmax weights A (B, h, T, T) from the explicit cosine score (readable reference)."""
+        phi = torch.cat([theta.cos(), theta.sin()], dim=-1)
+        gq, gk = self._gate(self.gate_q, phi), self._gate(self.gate_k, phi)
+        th = self._heads(theta)  # (B, h, T, kh)
+        t = torch.arange(theta.shape[1], device=theta.device, dtype=theta.dtype)
+        lag = (t[:, None] - t[None, :])  # (T, T): t - u
+        om = self.omega.view(self.n_heads, 1, 1, self.kh)
+        arg = th[:, :, :, None, :] - th[:, :, None, :, :] + om * lag[None, None, :, :, None]
+        s = (gq[:, :, :, None, :] * gk[:, :, None, :, :] * arg.cos()).sum(-1) * (self.tau / math.sqrt(self.kh))
+        mask = torch.ones_like(lag, dtype=torch.bool).tril()
+        return s.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+
+    def apply_bound(self, va: torch.Tensor, a: torch.Tensor | None) -> torch.Tensor:
+        """The bound B applied to the gated term ``va`` = v ⊙ a (B, T, k).
+
+        ``"norm"``: (v ⊙ a) ‖a‖ / max(‖v ⊙ a‖, ε), norms per token and head over the k_h coordinates;
+        ``"tanh"`` (and the ``projection`` ablation): π tanh(x / π). A chip replaces ``va`` by its
+        simulated version and calls this with the closed-form ``a``.
+        """
+        if self.bound == "tanh" or self.value_mode == "projection":
+            return math.pi * torch.tanh(va / math.pi)
+        b, t, _ = va.shape
+        vh = va.view(b, t, self.n_heads, self.kh)
+        ah = a.view(b, t, self.n_heads, self.kh)
+        # clamping the squared norms keeps the gradient finite at zero (first token: a = 0 exactly)
+        n_va = vh.square().sum(-1, keepdim=True).clamp_min(self.eps ** 2).sqrt()
+        n_a = ah.square().sum(-1, keepdim=True).clamp_min(self.eps ** 2).sqrt()
+        return (vh * (n_a / n_va)).view(b, t, self.k)
+
+    def parts(self, theta: torch.Tensor, *, need_weights: bool = True, impl: str | None = None) -> KuramotoParts:
+        """All closed-form quantities of the layer for input phases ``theta`` (B, T, k)."""
+        impl = self.impl if impl is None else impl
+        _choice("impl", impl, IMPLS)
+        if theta.dim() != 3 or theta.shape[-1] != self.k:
+            raise ValueError(f"theta must have shape (B, T, {self.k}), got {tuple(theta.shape)}")
+        phi = torch.cat([theta.cos(), theta.sin()], dim=-1)
+        v = self.value(phi)
+        cos_h, sin_h = self._heads(theta.cos()), self._heads(theta.sin())
+        A = None
+        if impl == "explicit":
+            A = self.explicit_weights(theta)
+            g_re, g_im = A @ cos_h, A @ sin_h
+            th = self._heads(theta)
+            # a_{t,j} = Σ_u A_{t,u} sin(θ_{u,j} − θ_{t,j}), written out
+            a_h = (A[..., None] * torch.sin(th[:, :, None, :, :] - th[:, :, :, None, :])).sum(-2)
+            vals = A @ self._heads(v) if self.value_mode == "projection" else None
+        else:
+            _, q, key, _, _ = self._qk(theta)
+            if self.value_mode == "projection":
+                vh = torch.cat([cos_h, sin_h, self._heads(v)], dim=-1)
+            else:
+                vh = torch.cat([cos_h, sin_h], dim=-1)
+            out = F.scaled_dot_product_attention(q, key, vh, is_causal=True, scale=1.0)
+            g_re, g_im = out[..., : self.kh], out[..., self.kh: 2 * self.kh]
+            a_h = -sin_h * g_re + cos_h * g_im
+            vals = out[..., 2 * self.kh:] if self.value_mode == "projection" else None
+            if need_weights:
+                t = theta.shape[1]
+                mask = torch.ones(t, t, dtype=torch.bool, device=theta.device).tril()
+                A = (q @ key.transpose(-1, -2)).masked_fill(~mask, float("-inf")).softmax(-1)
+        G_re, G_im = self._unheads(g_re), self._unheads(g_im)
+        R_loc = torch.sqrt(G_re.square() + G_im.square()).mean(-1)
+        if self.value_mode == "projection":
+            a = None
+            delta = self.apply_bound(self._unheads(vals), None)
+        else:
+            a = self._unheads(a_h)
+            delta = self.apply_bound(v * a, a)
+        return KuramotoParts(theta=theta, A=A, a=a, v=v, G_re=G_re, G_im=G_im, R_loc=R_loc, delta=delta)
+
+    def forward(self, theta: torch.Tensor) -> torch.Tensor:
+        """Attention increment Δ (B, T, k) [rad] for phases ``theta`` (B, T, k)."""
+        return self.parts(theta, need_weights=False).delta
+
+
+class PhaseSwiGLU(nn.Module):
+    """Bounded SwiGLU on wrapped angles: Δ = ρ tanh(W_2 (silu(W_1 x) ⊙ W_3 x)), x = wrap(θ) ∈ [−π, π)."""
+
+    def __init__(self, k: int, hidden: int, scale: float = math.pi / 2):
+        super().__init__()
+        self.w1 = nn.Linear(k, hidden, bias=False)
+        self.w3 = nn.Linear(k, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, k, bias=False)
+        self.scale = scale
+
+    def forward(self, theta: torch.Tensor) -> torch.Tensor:
+        x = wrap(theta)
+        return self.scale * torch.tanh(self.w2(F.silu(self.w1(x)) * self.w3(x)))
+
+
+class KuramotoBlock(nn.Module):
+    def __init__(self, cfg: KuramotoConfig):
+        super().__init__()
+        self.attn = KuramotoAttention(cfg.k, cfg.n_heads, bound=cfg.bound, value=cfg.value, gates=cfg.gates,
+                                      omega_base=cfg.omega_base, impl=cfg.impl)
+        self.ffn = PhaseSwiGLU(cfg.k, cfg.ffn_hidden, cfg.ffn_scale) if cfg.ffn else None
+
+
+class KuramotoLM(nn.Module):
+    """Kuramoto phase language model: phase embedding, L × (attention step, feed-forward), phase readout.
+
+    Notes
+    -----
+    θ ← wrap(θ + Δ_attn); θ ← wrap(θ + Δ_ffn). Readout
+    logits_c = β Σ_j w_j cos(θ_j − ψ_{c,j}) + b_c, computed as φ(θ) · β[w cos ψ_c, w sin ψ_c] + b_c.
+    """
+
+    def __init__(self, config: KuramotoConfig):
+        super().__init__()
+        self.config = config
+        k = config.k
+        self.embed = nn.Parameter(torch.empty(config.vocab_size, k).uniform_(-math.pi, math.pi))
+        self.layers = nn.ModuleList(KuramotoBlock(config) for _ in range(config.n_layers))
+        self.psi = nn.Parameter(torch.empty(config.vocab_size, k).uniform_(-math.pi, math.pi))
+        self.w = nn.Parameter(torch.ones(k))
+        self.beta = nn.Parameter(torch.tensor(1.0 / math.sqrt(k)))
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def set_impl(self, impl: str) -> None:
+        """Switch every layer between ``"sdpa"`` and ``"explicit"``."""
+        _choice("impl", impl, IMPLS)
+        for layer in self.layers:
+            layer.attn.impl = impl
+
+    def readout(self, theta: torch.Tensor) -> torch.Tensor:
+        """Logits (B, T, V) by phase alignment with the prototype phases ψ."""
+        phi = torch.cat([theta.cos(), theta.sin()], dim=-1)
+        wt = self.beta * torch.cat([self.w * self.psi.cos(), self.w * self.psi.sin()], dim=-1)  # (V, 2k)
+        return phi @ wt.T + self.bias
+
+    def forward(self, tokens: torch.Tensor, *, attn_override=None, return_diagnostics: bool = False):
+        """Logits (B, T, V) for byte tokens (B, T) int64.
+
+        Parameters
+        ----------
+        tokens : (B, T) int64
+        attn_override : callable, optional
+            ``attn_override(layer_index, theta, parts) -> Δ`` replaces the attention increment of each layer
+            (``parts`` is the layer's :class:`KuramotoParts`, weights included); chip inference uses it.
+        return_diagnostics : bool
+            Also return a dict with per-layer local order parameter R_loc (B, T), global order parameter
+            R_glob (B,) and the natural frequencies ω (k,).
+        """
+        if tokens.dim() != 2:
+            raise ValueError(f"tokens must have shape (B, T), got {tuple(tokens.shape)}")
+        theta = self.embed[tokens]
+        diag = {"R_loc": [], "R_glob": [], "omega": []}
+        for i, layer in enumerate(self.layers):
+            if attn_override is not None or return_diagnostics:
+                parts = layer.attn.parts(theta, need_weights=attn_override is not None)
+                delta = parts.delta if attn_override is None else attn_override(i, theta, parts)
+                if return_diagnostics:
+                    diag["R_loc"].append(parts.R_loc.detach())
+                    diag["omega"].append(layer.attn.omega.detach())
+            else:
+                delta = layer.attn(theta)
+            theta = wrap(theta + delta)
+            if layer.ffn is not None:
+                theta = wrap(theta + layer.ffn(theta))
+            if return_diagnostics:
+                z = torch.complex(theta.cos(), theta.sin()).mean(dim=1)  # (B, k)
+                diag["R_glob"].append(z.abs().mean(-1).detach())
+        logits = self.readout(theta)
+        return (logits, diag) if return_diagnostics else logits

@@ -1,0 +1,158 @@
+"""The OSN block and language model built on SSA (DESIGN §3.2).
+
+Block: x ← x + SSA(LN(x)); x ← x + FFN(LN(x)), FFN = Linear(d, 4d) → GELU → Linear(4d, d).
+Model: token embedding × √d, blocks, final LayerNorm, LM head tied to the embedding, weights N(0, 0.02).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+import torch
+from torch import nn
+
+from oscsim.nn import ssa_functional as ssaf
+from oscsim.nn.ssa import FREQUENCIES, INITS, POSITIONS, SSAAttention
+
+__all__ = ["OSNConfig", "OSNBlock", "OSNModel"]
+
+
+def _choice(name, value, valid):
+    if value not in valid:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, valid))}, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class OSNConfig:
+    """OSN (SSA language model) configuration. The defaults are this project's fixed, causal model; the
+    reference code's behaviour is :meth:`OSNConfig.reference`.
+
+    Attributes
+    ----------
+    vocab_size, seq_len : int
+        Token classes and longest context (tokens).
+    d_model, n_heads, n_layers : int
+        Width, heads, depth.
+    ffn_mult : int
+        Feed-forward width multiple (4 in the reference).
+    frequency : {"vector", "scalar"}
+        Vector frequencies (SSA) or one scalar per token and head (SSA-1D).
+    causal : bool
+        Causal mask with prefix r (required for language modelling).
+    position : {"none", "drift"}
+        Positional frequency drift (project choice) or none (reference).
+    boundary : {"reference", "smooth"}
+        Locking-boundary form (smooth: finite gradients).
+    init : {"reference", "locked"}
+        Initialisation of W_ω (see :class:`SSAAttention`).
+    top_k : int or None
+        Sparse variant (k = 64 in the reference's sparse model).
+    dropout : float
+        Attention dropout (0.1 in the reference).
+    impl : {"dense", "tiled", "triton", "auto"}
+        SSA implementation.
+    """
+
+    vocab_size: int = 256
+    seq_len: int = 128
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 4
+    ffn_mult: int = 4
+    frequency: str = "vector"
+    causal: bool = True
+    position: str = "drift"
+    boundary: str = "smooth"
+    init: str = "locked"
+    top_k: int | None = None
+    dropout: float = 0.0
+    impl: str = "auto"
+
+    def __post_init__(self):
+        for name in ("vocab_size", "seq_len", "d_model", "n_heads", "n_layers", "ffn_mult"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        _choice("frequency", self.frequency, FREQUENCIES)
+        _choice("position", self.position, POSITIONS)
+        _choice("boundary", self.boundary, ssaf.BOUNDARIES)
+        _choice("init", self.init, INITS)
+        _choice("impl", self.impl, ssaf.IMPLS)
+        if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
+            raise ValueError(f"top_k must be a positive integer or None, got {self.top_k!r}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+    @classmethod
+    def reference(cls, **overrides) -> "OSNConfig":
+        """The reference code's semantics: non-causal, no position, reference boundary, N(0, 0.02) init,
+        attention dropout 0.1."""
+        base = cls(causal=False, position="none", boundary="reference", init="reference", dropout=0.1)
+        return replace(base, **overrides)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class OSNBlock(nn.Module):
+    """Pre-LayerNorm residual SSA, then pre-LayerNorm residual GELU feed-forward."""
+
+    def __init__(self, cfg: OSNConfig):
+        super().__init__()
+        d = cfg.d_model
+        self.norm1 = nn.LayerNorm(d)
+        self.attn = SSAAttention(d, cfg.n_heads, frequency=cfg.frequency, causal=cfg.causal,
+                                 position=cfg.position, boundary=cfg.boundary, top_k=cfg.top_k, init=cfg.init,
+                                 dropout=cfg.dropout, impl=cfg.impl)
+        self.norm2 = nn.LayerNorm(d)
+        self.ffn = nn.Sequential(nn.Linear(d, cfg.ffn_mult * d), nn.GELU(), nn.Linear(cfg.ffn_mult * d, d))
+        for lin in (self.ffn[0], self.ffn[2]):
+            nn.init.normal_(lin.weight, std=0.02)
+            nn.init.zeros_(lin.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x))
+        return x + self.ffn(self.norm2(x))
+
+
+class OSNModel(nn.Module):
+    """SSA language model: embedding × √d, OSN blocks, final LayerNorm, tied head."""
+
+    def __init__(self, config: OSNConfig):
+        super().__init__()
+        self.config = config
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        nn.init.normal_(self.embed.weight, std=0.02)
+        self.blocks = nn.ModuleList(OSNBlock(config) for _ in range(config.n_layers))
+        self.norm = nn.LayerNorm(config.d_model)
+
+    def forward(self, tokens: torch.Tensor, *, return_diagnostics: bool = False):
+        """Logits (B, N, V) for tokens (B, N) int64.
+
+        With ``return_diagnostics`` also a dict of per-layer ``locked_fraction`` (floats) and ``r`` tensors.
+        """
+        if tokens.dim() != 2:
+            raise ValueError(f"tokens must have shape (B, N), got {tuple(tokens.shape)}")
+        x = self.embed(tokens) * math.sqrt(self.config.d_model)
+        diag = {"locked_fraction": [], "r": []}
+        for blk in self.blocks:
+            if return_diagnostics:
+                with torch.no_grad():
+                    comp = blk.attn.components(blk.norm1(x))
+                diag["locked_fraction"].append(comp["locked_fraction"])
+                diag["r"].append(comp["r"])
+            x = blk(x)
+        logits = self.norm(x) @ self.embed.weight.T
+        return (logits, diag) if return_diagnostics else logits
+
+    def layer_components(self, tokens: torch.Tensor) -> list[dict]:
+        """:meth:`SSAAttention.components` of every layer for tokens (B, N) (for the chip compiler)."""
+        out = []
+        x = self.embed(tokens) * math.sqrt(self.config.d_model)
+        for blk in self.blocks:
+            out.append(blk.attn.components(blk.norm1(x)))
+            x = blk(x)
+        return out

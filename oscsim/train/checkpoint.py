@@ -1,0 +1,176 @@
+"""Checkpoints: safetensors for tensors plus a JSON config; never pickle.
+
+A checkpoint is a folder holding ``config.json`` (format tag, model name and configuration, corpus, training
+settings and progress, metrics), ``model.safetensors`` and, for a run that can be resumed,
+``optimizer.safetensors`` (the optimizer's tensors; its hyper-parameters live in ``config.json``).
+Bundled checkpoints (``oscsim/checkpoints/<name>/``) are addressed by name: ``kuramoto-tiny``, ``ssa1d-tiny``,
+``transformer-tiny``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from importlib import resources
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from oscsim.nn.registry import build_model, config_from_dict, count_parameters, model_name
+
+__all__ = ["FORMAT", "bundled_checkpoints", "resolve_checkpoint", "save_checkpoint", "load_checkpoint",
+           "read_config", "save_optimizer", "load_optimizer"]
+
+FORMAT = "oscsim-checkpoint/1"
+CONFIG_FILE, MODEL_FILE, OPTIM_FILE = "config.json", "model.safetensors", "optimizer.safetensors"
+
+
+def bundled_checkpoints() -> list[str]:
+    """Names of the checkpoints shipped with the package."""
+    root = resources.files("oscsim.checkpoints")
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and p.joinpath(CONFIG_FILE).is_file())
+
+
+def resolve_checkpoint(name_or_path: str | os.PathLike) -> Path:
+    """The folder of a checkpoint given by bundled name, folder, or a file inside the folder."""
+    s = str(name_or_path)
+    if s in bundled_checkpoints():
+        return Path(str(resources.files("oscsim.checkpoints").joinpath(s)))
+    p = Path(s)
+    if p.is_file() and p.name in (CONFIG_FILE, MODEL_FILE, OPTIM_FILE):
+        p = p.parent
+    if not p.is_dir():
+        raise FileNotFoundError(f"checkpoint {s!r} is neither a bundled name ({', '.join(bundled_checkpoints()) or 'none'})"
+                                f" nor a checkpoint folder")
+    if not (p / CONFIG_FILE).is_file():
+        raise FileNotFoundError(f"checkpoint folder {str(p)!r} has no {CONFIG_FILE}")
+    if not (p / MODEL_FILE).is_file():
+        raise FileNotFoundError(f"checkpoint folder {str(p)!r} has no {MODEL_FILE}")
+    return p
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _atomic_save(tensors: dict, path: Path, metadata: dict | None = None) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp), metadata=metadata)
+    os.replace(tmp, path)
+
+
+def save_checkpoint(folder: str | os.PathLike, model: torch.nn.Module, info: dict) -> Path:
+    """Write ``model.safetensors`` and ``config.json`` (``info`` plus format, model name and config)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg = model.config
+    meta = dict(info)
+    meta.update(format=FORMAT, model=model_name(cfg), config=cfg.to_dict(), n_parameters=count_parameters(model))
+    _atomic_save(model.state_dict(), folder / MODEL_FILE, metadata={"format": FORMAT})
+    _atomic_write_text(folder / CONFIG_FILE, json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    return folder
+
+
+def read_config(folder: str | os.PathLike) -> dict:
+    """The validated JSON of a checkpoint folder."""
+    path = Path(folder) / CONFIG_FILE
+    try:
+        meta = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"checkpoint config {str(path)!r} is corrupt (not valid JSON: {exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"checkpoint config {str(path)!r} is not an oscsim checkpoint (format "
+                         f"{meta.get('format') if isinstance(meta, dict) else None!r}, expected {FORMAT!r})")
+    for key in ("model", "config"):
+        if key not in meta:
+            raise ValueError(f"checkpoint config {str(path)!r} lacks the key {key!r}")
+    return meta
+
+
+def load_checkpoint(name_or_path: str | os.PathLike, *, device: str | torch.device = "cpu"):
+    """Load a checkpoint by bundled name or path.
+
+    Parameters
+    ----------
+    name_or_path : str or path
+        ``"kuramoto-tiny"``, ``"ssa1d-tiny"``, ``"transformer-tiny"`` or a checkpoint folder (or a file in it).
+    device : str or torch.device
+        Where to put the model.
+
+    Returns
+    -------
+    model : torch.nn.Module
+        In eval mode.
+    meta : dict
+        The checkpoint's JSON (``model``, ``config``, ``corpus``, ``train``, ``step``, ``metrics``, ...).
+
+    Raises
+    ------
+    FileNotFoundError
+        Unknown name or missing files.
+    ValueError
+        Corrupt JSON or tensors, a configuration that does not validate, tensors whose names or shapes do not
+        match the configuration, or non-finite weights.
+    """
+    folder = resolve_checkpoint(name_or_path)
+    meta = read_config(folder)
+    try:
+        cfg = config_from_dict(meta["model"], meta["config"])
+    except TypeError as exc:
+        raise ValueError(f"checkpoint {str(folder)!r}: invalid config: {exc}") from None
+    model = build_model(cfg)
+    try:
+        tensors = load_file(str(folder / MODEL_FILE))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise ValueError(f"checkpoint weights {str(folder / MODEL_FILE)!r} are corrupt: {exc}") from None
+    expected = model.state_dict()
+    missing, unexpected = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        raise ValueError(f"checkpoint {str(folder)!r} does not match its {meta['model']} config: missing tensors "
+                         f"{missing[:5]}, unexpected tensors {unexpected[:5]}")
+    for k, v in expected.items():
+        if tuple(tensors[k].shape) != tuple(v.shape):
+            raise ValueError(f"checkpoint {str(folder)!r}: tensor {k!r} has shape {tuple(tensors[k].shape)}, the "
+                             f"config needs {tuple(v.shape)}")
+        if tensors[k].is_floating_point() and not torch.isfinite(tensors[k]).all():
+            raise ValueError(f"checkpoint {str(folder)!r}: tensor {k!r} holds NaN or infinite values")
+    model.load_state_dict(tensors)
+    return model.to(device).eval(), meta
+
+
+def save_optimizer(folder: str | os.PathLike, optimizer: torch.optim.Optimizer) -> dict:
+    """Write the optimizer's tensors to ``optimizer.safetensors``; returns the JSON-able rest (param groups)."""
+    sd = optimizer.state_dict()
+    tensors = {}
+    for idx, st in sd["state"].items():
+        for name, val in st.items():
+            t = val if torch.is_tensor(val) else torch.tensor(val)
+            tensors[f"state.{idx}.{name}"] = t
+    _atomic_save(tensors, Path(folder) / OPTIM_FILE, metadata={"format": FORMAT})
+    return {"param_groups": sd["param_groups"]}
+
+
+def load_optimizer(folder: str | os.PathLike, optimizer: torch.optim.Optimizer, groups: dict) -> None:
+    """Restore an optimizer saved by :func:`save_optimizer`."""
+    path = Path(folder) / OPTIM_FILE
+    try:
+        tensors = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise ValueError(f"optimizer state {str(path)!r} is corrupt or missing: {exc}") from None
+    state: dict = {}
+    for key, val in tensors.items():
+        _, idx, name = key.split(".", 2)
+        state.setdefault(int(idx), {})[name] = val
+    try:
+        optimizer.load_state_dict({"state": state, "param_groups": groups["param_groups"]})
+    except (ValueError, KeyError) as exc:
+        raise ValueError(f"optimizer state {str(path)!r} does not match the model: {exc}") from None
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None

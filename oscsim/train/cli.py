@@ -1,0 +1,110 @@
+"""``oscsim train``, ``oscsim eval`` and ``oscsim info``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+__all__ = ["register_train", "register_eval", "register_info"]
+
+
+def register_train(subparsers) -> None:
+    from oscsim.data import CORPORA
+    from oscsim.nn.registry import MODELS, SIZES
+    from oscsim.train.loop import TrainConfig
+
+    d = TrainConfig()
+    p = subparsers.add_parser("train", help="train a character-level language model (resumable)")
+    p.add_argument("--model", required=True, help=f"one of {', '.join(MODELS)}")
+    p.add_argument("--size", default="tiny", help=f"one of {', '.join(SIZES)} (default tiny)")
+    p.add_argument("--corpus", default="shakespeare", help=f"one of {', '.join(CORPORA)} (default: the bundled "
+                   "Shakespeare texts)")
+    p.add_argument("--data", default=None, help="data file for --corpus enwik8 or text")
+    p.add_argument("--steps", type=int, default=d.steps, help=f"optimizer steps (default {d.steps})")
+    p.add_argument("--batch-size", type=int, default=d.batch_size)
+    p.add_argument("--lr", type=float, default=d.lr)
+    p.add_argument("--eval-every", type=int, default=d.eval_every, help="steps between validation and checkpoints")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--out", required=True, help="checkpoint folder (an unfinished run there is resumed)")
+    p.add_argument("--json", action="store_true", help="print the final metrics as JSON, no progress bar")
+    p.set_defaults(func=_run_train)
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    import torch
+
+    from oscsim.train.loop import TrainConfig, train
+
+    if args.threads is not None:
+        if args.threads < 1:
+            raise ValueError(f"--threads must be >= 1, got {args.threads}")
+        torch.set_num_threads(args.threads)
+    cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
+                      eval_every=min(args.eval_every, args.steps), seed=args.seed,
+                      warmup=min(TrainConfig().warmup, max(args.steps // 10, 1)))
+    log = (lambda *a: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    meta = train(args.model, args.size, args.out, train_cfg=cfg, corpus=args.corpus, data=args.data,
+                 device=args.device, progress=None if not args.json else False, log=log)
+    m = meta["metrics"]
+    res = {"out": args.out, "model": meta["model"], "size": meta["size"], "steps": meta["step"],
+           "tokens": meta["tokens"], "n_parameters": meta["n_parameters"], "val_bpc": m["val_bpc"],
+           "train_seconds": m.get("train_seconds")}
+    print(json.dumps(res) if args.json else "\n".join(f"{k}: {v}" for k, v in res.items()))
+    return 0
+
+
+def register_eval(subparsers) -> None:
+    p = subparsers.add_parser("eval", help="validation and test bits per character of a checkpoint")
+    p.add_argument("checkpoint", help="checkpoint folder or bundled name (kuramoto-tiny, ssa1d-tiny, "
+                   "transformer-tiny)")
+    p.add_argument("--data", default=None, help="data file, for checkpoints trained on enwik8 or a text file")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--split", default="both", choices=("valid", "test", "both"))
+    p.add_argument("--json", action="store_true", help="print JSON (keys val_bpc, test_bpc)")
+    p.set_defaults(func=_run_eval)
+
+
+def _run_eval(args: argparse.Namespace) -> int:
+    from oscsim.data import load_corpus
+    from oscsim.train.checkpoint import load_checkpoint
+    from oscsim.train.loop import evaluate_bpc
+
+    model, meta = load_checkpoint(args.checkpoint, device=args.device)
+    corpus = meta.get("corpus", "shakespeare")
+    corp = load_corpus(corpus, args.data if args.data is not None else meta.get("data"))
+    seq_len = model.config.seq_len
+    corp.check_length(seq_len)
+    progress = not args.json and sys.stderr.isatty()
+    res = {"checkpoint": str(args.checkpoint), "model": meta["model"], "corpus": corpus,
+           "n_parameters": meta.get("n_parameters"), "step": meta.get("step"), "tokens": meta.get("tokens")}
+    if args.split in ("valid", "both"):
+        res["val_bpc"] = evaluate_bpc(model, corp.valid, seq_len, device=args.device, progress=progress)
+    if args.split in ("test", "both"):
+        res["test_bpc"] = evaluate_bpc(model, corp.test, seq_len, device=args.device, progress=progress)
+    print(json.dumps(res) if args.json else "\n".join(f"{k}: {v}" for k, v in res.items()))
+    return 0
+
+
+def register_info(subparsers) -> None:
+    p = subparsers.add_parser("info", help="configuration and parameter count of a model size")
+    p.add_argument("--model", required=True)
+    p.add_argument("--size", default="tiny")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run_info)
+
+
+def _run_info(args: argparse.Namespace) -> int:
+    from oscsim.nn.registry import build_model, count_parameters, model_config
+
+    cfg = model_config(args.model, args.size)
+    n = count_parameters(build_model(cfg))
+    res = {"model": args.model, "size": args.size, "n_parameters": n, "config": cfg.to_dict()}
+    if args.json:
+        print(json.dumps(res))
+    else:
+        print(f"{args.model} {args.size}: {n:,} parameters")
+        print("config: " + ", ".join(f"{k}={v}" for k, v in cfg.to_dict().items()))
+    return 0

@@ -1,0 +1,220 @@
+"""Training loop: AdamW, linear warm-up then cosine learning rate, gradient clipping, periodic validation BPC,
+resumable checkpoints.
+
+Randomness: the model is initialised from ``seed``; the training batch of step s is drawn from a generator
+seeded with (seed, s), so a resumed run draws exactly the batches the uninterrupted run would have drawn.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from oscsim.data import eval_windows, load_corpus, sample_batch
+from oscsim.nn.registry import build_model, count_parameters, model_config
+from oscsim.train.checkpoint import (CONFIG_FILE, OPTIM_FILE, load_checkpoint, load_optimizer, read_config,
+                                     save_checkpoint, save_optimizer)
+
+__all__ = ["TrainConfig", "train", "evaluate_bpc", "lr_at"]
+
+LN2 = math.log(2.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainConfig:
+    """Training settings.
+
+    Attributes
+    ----------
+    steps : int
+        Optimizer steps; the token budget is steps × batch_size × seq_len.
+    batch_size : int
+        Sequences per step.
+    lr : float
+        Peak learning rate of AdamW.
+    min_lr_ratio : float
+        Final learning rate as a fraction of ``lr`` (cosine schedule).
+    warmup : int
+        Linear warm-up steps.
+    weight_decay : float
+        AdamW weight decay, on matrices only.
+    grad_clip : float
+        Global gradient-norm clip.
+    eval_every : int
+        Steps between validation estimates (and checkpoints).
+    eval_windows : int
+        Validation windows per periodic estimate (the final figure uses the whole split).
+    seed : int
+        Model initialisation and batch sampling.
+    """
+
+    steps: int = 2000
+    batch_size: int = 32
+    lr: float = 3e-3
+    min_lr_ratio: float = 0.1
+    warmup: int = 100
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0
+    eval_every: int = 250
+    eval_windows: int = 64
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("steps", "batch_size", "eval_every", "eval_windows"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if not isinstance(self.warmup, int) or self.warmup < 0:
+            raise ValueError(f"warmup must be a non-negative integer, got {self.warmup!r}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        if not 0 <= self.min_lr_ratio <= 1:
+            raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
+        if not self.weight_decay >= 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
+        if not self.grad_clip > 0:
+            raise ValueError(f"grad_clip must be > 0, got {self.grad_clip}")
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Learning rate at ``step`` (0-based): linear warm-up, then cosine decay to ``min_lr_ratio · lr``."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    span = max(cfg.steps - cfg.warmup, 1)
+    prog = min((step - cfg.warmup) / span, 1.0)
+    return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * prog)))
+
+
+@torch.no_grad()
+def evaluate_bpc(model, data: torch.Tensor, seq_len: int, *, batch_size: int = 32, max_windows: int | None = None,
+                 device="cpu", progress: bool = False) -> float:
+    """Bits per character (byte) of ``model`` on ``data``, over non-overlapping windows of ``seq_len``."""
+    was_training = model.training
+    model.eval()
+    x, y = eval_windows(data, seq_len, max_windows)
+    total, count = 0.0, 0
+    for i in tqdm(range(0, len(x), batch_size), desc="eval", disable=not progress, leave=False):
+        xb, yb = x[i:i + batch_size].to(device), y[i:i + batch_size].to(device)
+        logits = model(xb)
+        total += F.cross_entropy(logits.flatten(0, 1).float(), yb.flatten(), reduction="sum").item()
+        count += yb.numel()
+    model.train(was_training)
+    return total / count / LN2
+
+
+def _optimizer(model, cfg: TrainConfig):
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    other = [p for p in model.parameters() if p.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                              {"params": other, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.95))
+
+
+def _batch_generator(seed: int, step: int) -> torch.Generator:
+    g = torch.Generator()
+    g.manual_seed((seed * 1_000_003 + step) % (2 ** 63))
+    return g
+
+
+def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = TrainConfig(),
+          corpus: str = "shakespeare", data: str | None = None, device: str = "cpu", progress: bool | None = None,
+          log=print, **model_overrides) -> dict:
+    """Train a named model and size; resume if ``out`` holds an unfinished run of the same settings.
+
+    Returns the final checkpoint's JSON dict (with ``metrics``: ``val_bpc``, ``train_loss``, ``history``).
+    """
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' requested but no CUDA device is available; use --device cpu")
+    mcfg = model_config(model, size, **model_overrides)
+    corp = load_corpus(corpus, data)
+    corp.check_length(mcfg.seq_len)
+    out = Path(out)
+    run_info = {"model_name": model, "size": size, "corpus": corpus, "data": str(data) if data else None,
+                "train": asdict(train_cfg)}
+    torch.manual_seed(train_cfg.seed)
+    net = build_model(mcfg).to(device)
+    opt = _optimizer(net, train_cfg)
+    start, history = 0, []
+    if (out / CONFIG_FILE).is_file():
+        meta = read_config(out)
+        prev = {k: meta.get(k) for k in run_info}
+        if prev != run_info or meta.get("config") != mcfg.to_dict():
+            raise ValueError(f"{str(out)!r} holds a checkpoint of different settings ({prev['model_name']} "
+                             f"{prev['size']}, {prev['train']}); choose another --out folder")
+        if not (out / OPTIM_FILE).is_file() and meta.get("step", 0) < train_cfg.steps:
+            raise ValueError(f"{str(out)!r} holds a checkpoint without optimizer state; it cannot be resumed")
+        loaded, _ = load_checkpoint(out, device=device)
+        net.load_state_dict(loaded.state_dict())
+        start, history = int(meta.get("step", 0)), list(meta.get("metrics", {}).get("history", []))
+        if start >= train_cfg.steps:
+            log(f"{out}: already trained for {start} steps")
+            return meta
+        load_optimizer(out, opt, meta["optimizer"])
+        log(f"{out}: resuming at step {start} of {train_cfg.steps}")
+    net.train()
+    seq_len = mcfg.seq_len
+    if progress is None:
+        progress = sys.stderr.isatty()
+    prior = history[-1]["seconds"] if history else 0.0
+    t0 = time.perf_counter()
+    bar = tqdm(total=train_cfg.steps, initial=start, desc=f"train {model}-{size}", disable=not progress)
+    loss_ema = None
+    done = start
+    try:
+        for step in range(start, train_cfg.steps):
+            lr = lr_at(step, train_cfg)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            x, y = sample_batch(corp.train, train_cfg.batch_size, seq_len, _batch_generator(train_cfg.seed, step))
+            x, y = x.to(device), y.to(device)
+            loss = F.cross_entropy(net(x).flatten(0, 1), y.flatten())
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"training loss became {loss.item()} at step {step}; lower --lr")
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), train_cfg.grad_clip)
+            opt.step()
+            loss_ema = loss.item() if loss_ema is None else 0.98 * loss_ema + 0.02 * loss.item()
+            done = step + 1
+            bar.update(1)
+            if done % train_cfg.eval_every == 0 or done == train_cfg.steps:
+                vb = evaluate_bpc(net, corp.valid, seq_len, max_windows=train_cfg.eval_windows, device=device)
+                history.append({"step": done, "lr": lr, "train_bpc": loss_ema / LN2, "val_bpc_estimate": vb,
+                                "seconds": prior + time.perf_counter() - t0})
+                bar.set_postfix(train_bpc=f"{loss_ema / LN2:.3f}", val_bpc=f"{vb:.3f}")
+                if not progress:
+                    log(f"step {done}/{train_cfg.steps} lr {lr:.2e} train_bpc {loss_ema / LN2:.4f} "
+                        f"val_bpc~ {vb:.4f}")
+                if done < train_cfg.steps:
+                    _save(out, net, opt, run_info, done, history, None, train_cfg, seq_len)
+    except KeyboardInterrupt:
+        bar.close()
+        _save(out, net, opt, run_info, done, history, None, train_cfg, seq_len)
+        log(f"interrupted: saved step {done} to {out}; run the same command to resume")
+        raise
+    bar.close()
+    val = evaluate_bpc(net, corp.valid, seq_len, device=device, progress=progress)
+    return _save(out, net, opt, run_info, train_cfg.steps, history, val, train_cfg, seq_len)
+
+
+def _save(out: Path, net, opt, run_info, step, history, val_bpc, train_cfg, seq_len) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    info = dict(run_info, step=step, tokens=step * train_cfg.batch_size * seq_len,
+                metrics={"history": history, "val_bpc": val_bpc,
+                         "train_seconds": history[-1]["seconds"] if history else 0.0})
+    info["optimizer"] = save_optimizer(out, opt)
+    save_checkpoint(out, net, info)
+    return read_config(out)
+
+
+def count(model: str, size: str) -> int:
+    """Parameter count of a named model and size."""
+    return count_parameters(build_model(model_config(model, size)))
