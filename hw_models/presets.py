@@ -116,7 +116,7 @@ def vortex_stno(**overrides) -> STNOParams:
 
 def ideal_oscillator(**overrides) -> IdealOscillatorParams:
     """Ideal Kuramoto oscillator: 1 GHz (assumed), D = 1e4 rad²/s (assumed: ≈ 1.6 kHz FWHM linewidth,
-    −110 dBc/Hz at 1 MHz), 1 % frequency spread (assumed), pure-sine coupling, power 0 (not modelled)."""
+    −96 dBc/Hz at 1 MHz), 1 % frequency spread (assumed), pure-sine coupling, power 0 (not modelled)."""
     base = dict(f0_hz=1e9, diffusion_rad2_per_s=1e4, sigma_f_rel=0.01, power_w=0.0, harmonics=((1.0, 0.0),))
     base.update(overrides)
     return IdealOscillatorParams(**base)
