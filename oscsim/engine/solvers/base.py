@@ -48,5 +48,6 @@ class Solver:
     def _kernel_key(self):
         return type(self).__name__
 
-    def _make_step(self, drift):  # pragma: no cover - abstract
+    def _step(self):  # pragma: no cover - abstract
+        """The compiled one-step function ``step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew)``."""
         raise NotImplementedError

@@ -65,35 +65,37 @@ class Dopri5(Solver):
         if isinstance(self.max_steps, bool) or not isinstance(self.max_steps, numbers.Integral) or self.max_steps < 1:
             raise ValueError(f"Dopri5.max_steps: must be an integer >= 1, got {self.max_steps!r}")
 
-    def _make_step(self, drift):
-        @nb.njit(fastmath=True)
-        def step(t, h, y, g, P, ws, K, ynew, rtol, atol):
-            k1, k2, k3, k4, k5, k6, k7, yt = K[0], K[1], K[2], K[3], K[4], K[5], K[6], K[7]
-            n = y.shape[0]
-            drift(t, y, g, P, ws, k1)
-            for i in range(n):
-                yt[i] = y[i] + h * _A21 * k1[i]
-            drift(t + h / 5, yt, g, P, ws, k2)
-            for i in range(n):
-                yt[i] = y[i] + h * (_A31 * k1[i] + _A32 * k2[i])
-            drift(t + 3 * h / 10, yt, g, P, ws, k3)
-            for i in range(n):
-                yt[i] = y[i] + h * (_A41 * k1[i] + _A42 * k2[i] + _A43 * k3[i])
-            drift(t + 4 * h / 5, yt, g, P, ws, k4)
-            for i in range(n):
-                yt[i] = y[i] + h * (_A51 * k1[i] + _A52 * k2[i] + _A53 * k3[i] + _A54 * k4[i])
-            drift(t + 8 * h / 9, yt, g, P, ws, k5)
-            for i in range(n):
-                yt[i] = y[i] + h * (_A61 * k1[i] + _A62 * k2[i] + _A63 * k3[i] + _A64 * k4[i] + _A65 * k5[i])
-            drift(t + h, yt, g, P, ws, k6)
-            for i in range(n):
-                ynew[i] = y[i] + h * (_B1 * k1[i] + _B3 * k3[i] + _B4 * k4[i] + _B5 * k5[i] + _B6 * k6[i])
-            drift(t + h, ynew, g, P, ws, k7)
-            acc = 0.0
-            for i in range(n):
-                e = h * (_E1 * k1[i] + _E3 * k3[i] + _E4 * k4[i] + _E5 * k5[i] + _E6 * k6[i] + _E7 * k7[i])
-                sc = atol + rtol * max(abs(y[i]), abs(ynew[i]))
-                acc += (e / sc) ** 2
-            return np.sqrt(acc / max(n, 1))
-
+    def _step(self):
         return step
+
+
+@nb.njit(cache=True, fastmath=True)
+def step(drift, t, h, y, g, P, ws, K, ynew, rtol, atol):
+    k1, k2, k3, k4, k5, k6, k7, yt = K[0], K[1], K[2], K[3], K[4], K[5], K[6], K[7]
+    n = y.shape[0]
+    drift(t, y, g, P, ws, k1)
+    for i in range(n):
+        yt[i] = y[i] + h * _A21 * k1[i]
+    drift(t + h / 5, yt, g, P, ws, k2)
+    for i in range(n):
+        yt[i] = y[i] + h * (_A31 * k1[i] + _A32 * k2[i])
+    drift(t + 3 * h / 10, yt, g, P, ws, k3)
+    for i in range(n):
+        yt[i] = y[i] + h * (_A41 * k1[i] + _A42 * k2[i] + _A43 * k3[i])
+    drift(t + 4 * h / 5, yt, g, P, ws, k4)
+    for i in range(n):
+        yt[i] = y[i] + h * (_A51 * k1[i] + _A52 * k2[i] + _A53 * k3[i] + _A54 * k4[i])
+    drift(t + 8 * h / 9, yt, g, P, ws, k5)
+    for i in range(n):
+        yt[i] = y[i] + h * (_A61 * k1[i] + _A62 * k2[i] + _A63 * k3[i] + _A64 * k4[i] + _A65 * k5[i])
+    drift(t + h, yt, g, P, ws, k6)
+    for i in range(n):
+        ynew[i] = y[i] + h * (_B1 * k1[i] + _B3 * k3[i] + _B4 * k4[i] + _B5 * k5[i] + _B6 * k6[i])
+    drift(t + h, ynew, g, P, ws, k7)
+    acc = 0.0
+    for i in range(n):
+        e = h * (_E1 * k1[i] + _E3 * k3[i] + _E4 * k4[i] + _E5 * k5[i] + _E6 * k6[i] + _E7 * k7[i])
+        sc = atol + rtol * max(abs(y[i]), abs(ynew[i]))
+        acc += (e / sc) ** 2
+    return np.sqrt(acc / max(n, 1))
+

@@ -30,12 +30,14 @@ class EulerMaruyama(Solver):
     noise = "additive"
     n_stages = 1
 
-    def _make_step(self, drift):
-        @nb.njit(fastmath=True)
-        def step(t, h, y, sig, dW, area, g, P, ws, K, ynew):
-            f = K[0]
-            drift(t, y, g, P, ws, f)
-            for i in range(y.shape[0]):
-                ynew[i] = y[i] + h * f[i] + sig[i] * dW[i]
-
+    def _step(self):
         return step
+
+
+@nb.njit(cache=True, fastmath=True)
+def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
+    f = K[0]
+    drift(t, y, g, P, ws, f)
+    for i in range(y.shape[0]):
+        ynew[i] = y[i] + h * f[i] + sig[i] * dW[i]
+

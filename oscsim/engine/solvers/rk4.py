@@ -21,26 +21,28 @@ class RK4(Solver):
     noise = None
     n_stages = 5
 
-    def _make_step(self, drift):
-        @nb.njit(fastmath=True)
-        def step(t, h, y, sig, dW, area, g, P, ws, K, ynew):
-            k1 = K[0]
-            k2 = K[1]
-            k3 = K[2]
-            k4 = K[3]
-            yt = K[4]
-            n = y.shape[0]
-            drift(t, y, g, P, ws, k1)
-            for i in range(n):
-                yt[i] = y[i] + 0.5 * h * k1[i]
-            drift(t + 0.5 * h, yt, g, P, ws, k2)
-            for i in range(n):
-                yt[i] = y[i] + 0.5 * h * k2[i]
-            drift(t + 0.5 * h, yt, g, P, ws, k3)
-            for i in range(n):
-                yt[i] = y[i] + h * k3[i]
-            drift(t + h, yt, g, P, ws, k4)
-            for i in range(n):
-                ynew[i] = y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
-
+    def _step(self):
         return step
+
+
+@nb.njit(cache=True, fastmath=True)
+def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
+    k1 = K[0]
+    k2 = K[1]
+    k3 = K[2]
+    k4 = K[3]
+    yt = K[4]
+    n = y.shape[0]
+    drift(t, y, g, P, ws, k1)
+    for i in range(n):
+        yt[i] = y[i] + 0.5 * h * k1[i]
+    drift(t + 0.5 * h, yt, g, P, ws, k2)
+    for i in range(n):
+        yt[i] = y[i] + 0.5 * h * k2[i]
+    drift(t + 0.5 * h, yt, g, P, ws, k3)
+    for i in range(n):
+        yt[i] = y[i] + h * k3[i]
+    drift(t + h, yt, g, P, ws, k4)
+    for i in range(n):
+        ynew[i] = y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+

@@ -41,17 +41,19 @@ class SRA1(Solver):
     n_stages = 3
     needs_area = True
 
-    def _make_step(self, drift):
-        @nb.njit(fastmath=True)
-        def step(t, h, y, sig, dW, area, g, P, ws, K, ynew):
-            f1 = K[0]
-            f2 = K[1]
-            H2 = K[2]
-            drift(t, y, g, P, ws, f1)
-            for i in range(y.shape[0]):
-                H2[i] = y[i] + 0.75 * h * f1[i] + 1.5 * sig[i] * area[i]
-            drift(t + 0.75 * h, H2, g, P, ws, f2)
-            for i in range(y.shape[0]):
-                ynew[i] = y[i] + h * (f1[i] / 3.0 + 2.0 * f2[i] / 3.0) + sig[i] * dW[i]
-
+    def _step(self):
         return step
+
+
+@nb.njit(cache=True, fastmath=True)
+def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
+    f1 = K[0]
+    f2 = K[1]
+    H2 = K[2]
+    drift(t, y, g, P, ws, f1)
+    for i in range(y.shape[0]):
+        H2[i] = y[i] + 0.75 * h * f1[i] + 1.5 * sig[i] * area[i]
+    drift(t + 0.75 * h, H2, g, P, ws, f2)
+    for i in range(y.shape[0]):
+        ynew[i] = y[i] + h * (f1[i] / 3.0 + 2.0 * f2[i] / 3.0) + sig[i] * dW[i]
+

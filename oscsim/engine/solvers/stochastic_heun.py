@@ -29,17 +29,19 @@ class StochasticHeun(Solver):
     noise = "additive"
     n_stages = 3
 
-    def _make_step(self, drift):
-        @nb.njit(fastmath=True)
-        def step(t, h, y, sig, dW, area, g, P, ws, K, ynew):
-            f1 = K[0]
-            f2 = K[1]
-            yp = K[2]
-            drift(t, y, g, P, ws, f1)
-            for i in range(y.shape[0]):
-                yp[i] = y[i] + h * f1[i] + sig[i] * dW[i]
-            drift(t + h, yp, g, P, ws, f2)
-            for i in range(y.shape[0]):
-                ynew[i] = y[i] + 0.5 * h * (f1[i] + f2[i]) + sig[i] * dW[i]
-
+    def _step(self):
         return step
+
+
+@nb.njit(cache=True, fastmath=True)
+def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
+    f1 = K[0]
+    f2 = K[1]
+    yp = K[2]
+    drift(t, y, g, P, ws, f1)
+    for i in range(y.shape[0]):
+        yp[i] = y[i] + h * f1[i] + sig[i] * dW[i]
+    drift(t + h, yp, g, P, ws, f2)
+    for i in range(y.shape[0]):
+        ynew[i] = y[i] + 0.5 * h * (f1[i] + f2[i]) + sig[i] * dW[i]
+
