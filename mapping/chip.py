@@ -1,0 +1,325 @@
+"""The compiled chip: per-layer oscillator arrays, programming rules, mismatch draw, resources; versioned JSON.
+
+JSON layout (``format: "oscsim-chip/1"``)::
+
+    {"format", "kind", "config", "device", "model": {name, checkpoint, config, fingerprint},
+     "timebase": {...}, "static_digital": [{"name", "shape"}], "resources": {...},
+     "layers": [{"index", "kind", "n_heads", "head_dim", "max_tokens", "banks", "oscillator_shape",
+                 "lambda", "coupling_quantiser", "gain_quantiser",
+                 "freq_trim_code": {"shape", "data"}, "freq_residual_rel": {"shape", "data"},
+                 "coupler_spread": {"shape", "rel_std", "seed", "sha256"}, "resources": {...}}]}
+
+Small draws (per-oscillator trim codes and residual frequency errors) are stored inline; the per-coupler
+spread (T² per coordinate) is stored as its seed and the SHA-256 of the regenerated array, checked on load.
+Loading validates everything and refuses inconsistent files with a message naming the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .config import ChipConfig, config_from_dict, config_to_dict
+from .devices import DeviceProfile
+from .quantise import Quantiser
+
+__all__ = ["FORMAT", "Chip", "LayerMap", "load_chip", "save_chip", "coupler_spread_draw"]
+
+FORMAT = "oscsim-chip/1"
+KINDS = ("kuramoto", "ssa")
+LAYER_KINDS = ("kuramoto", "ssa-pairwise", "ssa1d-collective")
+
+
+def coupler_spread_draw(seed: list[int], shape: tuple, rel_std: float) -> np.ndarray:
+    """Multiplicative coupler strengths 1 + δ, δ ~ N(0, rel_std²) clipped at −0.9 (PCG64, reproducible)."""
+    if rel_std == 0:
+        return np.ones(shape)
+    rng = np.random.default_rng([int(s) for s in seed])
+    return np.maximum(1.0 + rel_std * rng.standard_normal(shape), 0.1)
+
+
+def _sha(a: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(a, dtype="<f8").tobytes()).hexdigest()
+
+
+def _arr_to_json(a: np.ndarray, integer: bool = False) -> dict:
+    a = np.asarray(a)
+    data = a.astype(np.int64).tolist() if integer else np.round(a.astype(np.float64), 12).tolist()
+    return {"shape": list(a.shape), "data": data}
+
+
+def _arr_from_json(d: Any, where: str, shape: tuple, integer: bool = False) -> np.ndarray:
+    if not isinstance(d, dict) or "shape" not in d or "data" not in d:
+        raise ValueError(f"{where} must be an object with 'shape' and 'data'")
+    if list(d["shape"]) != list(shape):
+        raise ValueError(f"{where}: declared shape {d['shape']} does not match the layer's oscillator shape {list(shape)}")
+    try:
+        a = np.array(d["data"], dtype=np.float64)
+    except (ValueError, TypeError):
+        raise ValueError(f"{where}: data is not a rectangular numeric array") from None
+    if a.shape != tuple(shape):
+        raise ValueError(f"{where}: data has shape {list(a.shape)}, expected {list(shape)}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{where}: data holds NaN or infinite values")
+    if integer:
+        if not np.all(a == np.round(a)):
+            raise ValueError(f"{where}: data must be integers")
+        return a.astype(np.int64)
+    return a
+
+
+@dataclass
+class LayerMap:
+    """One attention layer on the chip.
+
+    Attributes
+    ----------
+    index : int
+    kind : {'kuramoto', 'ssa-pairwise', 'ssa1d-collective'}
+    n_heads, head_dim : int
+        Heads and coordinates per head (Kuramoto k_h; SSA frequency width F).
+    max_tokens : int
+        Context the arrays are built for (T).
+    banks : int
+        Kuramoto: 2 (gain bank + unit-gain reference bank) or 1; SSA: 1.
+    oscillator_shape : tuple
+        Shape of the per-oscillator arrays: Kuramoto (banks, h, k_h, T); SSA pairwise (h, T, T, 2) (cell (i, j)
+        with j < i, two oscillators); SSA-1D collective (h, T).
+    lam : float
+        SSA model-rate → chip scale λ [rad/cycle per model unit] (0 for Kuramoto).
+    coupling_quantiser, gain_quantiser : Quantiser
+    freq_trim_code : int array, oscillator_shape
+        Per-oscillator frequency-trim DAC code (the bias programmed to cancel the drawn mismatch).
+    freq_residual_rel : float array, oscillator_shape
+        Residual relative frequency error δf/f₀ after trimming.
+    coupler_shape : tuple
+    coupler_spread_rel : float
+    coupler_seed : list of int
+    coupler_sha256 : str
+    resources : dict
+    """
+
+    index: int
+    kind: str
+    n_heads: int
+    head_dim: int
+    max_tokens: int
+    banks: int
+    oscillator_shape: tuple
+    lam: float
+    coupling_quantiser: Quantiser
+    gain_quantiser: Quantiser | None
+    freq_trim_code: np.ndarray
+    freq_residual_rel: np.ndarray
+    coupler_shape: tuple
+    coupler_spread_rel: float
+    coupler_seed: list
+    coupler_sha256: str
+    resources: dict = field(default_factory=dict)
+    _coupler_cache: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def coupler_gain(self) -> np.ndarray:
+        """The multiplicative coupler strengths (regenerated from the seed, cached)."""
+        if self._coupler_cache is None:
+            self._coupler_cache = coupler_spread_draw(self.coupler_seed, self.coupler_shape, self.coupler_spread_rel)
+        return self._coupler_cache
+
+    def to_json(self) -> dict:
+        return {
+            "index": self.index, "kind": self.kind, "n_heads": self.n_heads, "head_dim": self.head_dim,
+            "max_tokens": self.max_tokens, "banks": self.banks, "oscillator_shape": list(self.oscillator_shape),
+            "lambda": self.lam, "coupling_quantiser": self.coupling_quantiser.to_dict(),
+            "gain_quantiser": None if self.gain_quantiser is None else self.gain_quantiser.to_dict(),
+            "freq_trim_code": _arr_to_json(self.freq_trim_code, integer=True),
+            "freq_residual_rel": _arr_to_json(self.freq_residual_rel),
+            "coupler_spread": {"shape": list(self.coupler_shape), "rel_std": self.coupler_spread_rel,
+                               "seed": list(self.coupler_seed), "sha256": self.coupler_sha256},
+            "resources": self.resources,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict, i: int) -> "LayerMap":
+        w = f"layers[{i}]"
+        need = {"index", "kind", "n_heads", "head_dim", "max_tokens", "banks", "oscillator_shape", "lambda",
+                "coupling_quantiser", "gain_quantiser", "freq_trim_code", "freq_residual_rel", "coupler_spread",
+                "resources"}
+        if not isinstance(d, dict):
+            raise ValueError(f"{w} must be an object")
+        missing, unknown = sorted(need - set(d)), sorted(set(d) - need)
+        if missing or unknown:
+            raise ValueError(f"{w}: missing keys {missing}, unknown keys {unknown}")
+        if d["kind"] not in LAYER_KINDS:
+            raise ValueError(f"{w}.kind must be one of {LAYER_KINDS}, got {d['kind']!r}")
+        for key in ("index", "n_heads", "head_dim", "max_tokens", "banks"):
+            if isinstance(d[key], bool) or not isinstance(d[key], int) or d[key] < (0 if key == "index" else 1):
+                raise ValueError(f"{w}.{key} must be a positive integer, got {d[key]!r}")
+        h, F, T, nb = d["n_heads"], d["head_dim"], d["max_tokens"], d["banks"]
+        expected = {"kuramoto": (nb, h, F, T), "ssa-pairwise": (h, T, T, 2), "ssa1d-collective": (h, T)}[d["kind"]]
+        if tuple(d["oscillator_shape"]) != expected:
+            raise ValueError(f"{w}.oscillator_shape {d['oscillator_shape']} is inconsistent with kind {d['kind']!r}, "
+                             f"n_heads={h}, head_dim={F}, max_tokens={T}, banks={nb}: expected {list(expected)}")
+        lam = d["lambda"]
+        if not isinstance(lam, (int, float)) or not math.isfinite(lam) or lam < 0:
+            raise ValueError(f"{w}.lambda must be finite and >= 0, got {lam!r}")
+        cs = d["coupler_spread"]
+        if not isinstance(cs, dict) or set(cs) != {"shape", "rel_std", "seed", "sha256"}:
+            raise ValueError(f"{w}.coupler_spread must have keys shape, rel_std, seed, sha256")
+        exp_c = {"kuramoto": (nb, h, F, T, T), "ssa-pairwise": (h, T, T), "ssa1d-collective": (h, T, T)}[d["kind"]]
+        if tuple(cs["shape"]) != exp_c:
+            raise ValueError(f"{w}.coupler_spread.shape {cs['shape']} does not match the layer: expected {list(exp_c)}")
+        if not isinstance(cs["rel_std"], (int, float)) or not math.isfinite(cs["rel_std"]) or not 0 <= cs["rel_std"] < 1:
+            raise ValueError(f"{w}.coupler_spread.rel_std must be in [0, 1), got {cs['rel_std']!r}")
+        lm = cls(
+            index=d["index"], kind=d["kind"], n_heads=h, head_dim=F, max_tokens=T, banks=nb,
+            oscillator_shape=expected, lam=float(lam),
+            coupling_quantiser=Quantiser.from_dict(d["coupling_quantiser"]),
+            gain_quantiser=None if d["gain_quantiser"] is None else Quantiser.from_dict(d["gain_quantiser"]),
+            freq_trim_code=_arr_from_json(d["freq_trim_code"], f"{w}.freq_trim_code", expected, integer=True),
+            freq_residual_rel=_arr_from_json(d["freq_residual_rel"], f"{w}.freq_residual_rel", expected),
+            coupler_shape=exp_c, coupler_spread_rel=float(cs["rel_std"]), coupler_seed=list(cs["seed"]),
+            coupler_sha256=str(cs["sha256"]), resources=dict(d["resources"]),
+        )
+        if lm.coupler_spread_rel > 0 and _sha(lm.coupler_gain()) != lm.coupler_sha256:
+            raise ValueError(f"{w}.coupler_spread: the regenerated coupler draw does not match its sha256 "
+                             f"(seed or rel_std edited, or a different random generator)")
+        return lm
+
+
+@dataclass
+class Chip:
+    """A compiled chip (see :func:`mapping.compile`).
+
+    Attributes
+    ----------
+    kind : {'kuramoto', 'ssa'}
+    config : ChipConfig
+    device : DeviceProfile
+    model_info : dict
+        ``name`` (registry name), ``checkpoint`` (bundled name or path, or None), ``config`` (model config
+        dict), ``fingerprint`` (SHA-256 of the weights).
+    timebase : dict
+        Unit conversions used (f₀, κ, τ_s, κτ_s, noise intensity), see :mod:`mapping.units`.
+    layers : list of LayerMap
+    static_digital : list of dict
+        Weights that stay digital (name and shape).
+    resources : dict
+        Totals: oscillators, couplers, coupler_bits, readout_channels, gain_dacs.
+    model : torch.nn.Module or None
+        The closed-form model the static weights come from (not serialised; resolved from ``model_info`` on
+        load).
+    """
+
+    kind: str
+    config: ChipConfig
+    device: DeviceProfile
+    model_info: dict
+    timebase: dict
+    layers: list
+    static_digital: list
+    resources: dict
+    model: Any = field(default=None, repr=False, compare=False)
+
+    def to_json(self) -> dict:
+        return {
+            "format": FORMAT, "kind": self.kind, "config": config_to_dict(self.config),
+            "device": self.device.to_dict(), "model": self.model_info, "timebase": self.timebase,
+            "static_digital": self.static_digital, "resources": self.resources,
+            "layers": [lm.to_json() for lm in self.layers],
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the chip as JSON (see the module docs)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), allow_nan=False) + "\n")
+        return path
+
+    def summary(self) -> str:
+        r = self.resources
+        return (f"{self.kind} chip on {self.device.name} (f0 = {self.device.f0_hz / 1e9:.3g} GHz, "
+                f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad): {len(self.layers)} layers, "
+                f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
+                f"{r['readout_channels']:,} readout channels")
+
+
+def _reject_constants(s):
+    raise ValueError(f"the chip JSON holds the non-finite number {s}")
+
+
+def load_chip(path: str | Path, model=None) -> Chip:
+    """Load and validate a chip JSON file.
+
+    Parameters
+    ----------
+    path : path
+    model : torch.nn.Module, optional
+        The model whose static weights the chip uses; if None the checkpoint named in the file is loaded.
+        Its fingerprint must match the file's.
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        Missing file, unknown format version, wrong shapes, NaN, or a model that does not match.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"chip file {path} does not exist")
+    try:
+        d = json.loads(path.read_text(), parse_constant=_reject_constants)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"chip file {path} is not valid JSON: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"chip file {path}: {exc}") from None
+    try:
+        return chip_from_json(d, model=model)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ValueError(f"chip file {path}: {exc}") from None
+
+
+def chip_from_json(d: dict, model=None) -> Chip:
+    """Validate and build a :class:`Chip` from its JSON dict (see :func:`load_chip`)."""
+    if not isinstance(d, dict):
+        raise ValueError("the chip JSON must be an object")
+    fmt = d.get("format")
+    if fmt != FORMAT:
+        raise ValueError(f"unknown chip format {fmt!r}; this version of oscsim reads {FORMAT!r}")
+    need = {"format", "kind", "config", "device", "model", "timebase", "static_digital", "resources", "layers"}
+    missing, unknown = sorted(need - set(d)), sorted(set(d) - need)
+    if missing or unknown:
+        raise ValueError(f"missing keys {missing}, unknown keys {unknown}")
+    if d["kind"] not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {d['kind']!r}")
+    config = config_from_dict(d["config"])
+    device = DeviceProfile.from_dict(d["device"])
+    if not isinstance(d["layers"], list) or not d["layers"]:
+        raise ValueError("layers must be a non-empty list")
+    layers = [LayerMap.from_json(x, i) for i, x in enumerate(d["layers"])]
+    for i, lm in enumerate(layers):
+        if lm.index != i:
+            raise ValueError(f"layers[{i}].index is {lm.index}, expected {i}")
+        if (d["kind"] == "kuramoto") != (lm.kind == "kuramoto"):
+            raise ValueError(f"layers[{i}].kind {lm.kind!r} does not fit a {d['kind']!r} chip")
+    info = d["model"]
+    if not isinstance(info, dict) or not {"name", "checkpoint", "config", "fingerprint"} <= set(info):
+        raise ValueError("model must hold name, checkpoint, config and fingerprint")
+    for k in ("kappa_tau", "f0_hz", "kappa_rad_per_cycle", "settle_cycles", "sigma_rad_per_sqrt_cycle"):
+        v = d["timebase"].get(k) if isinstance(d["timebase"], dict) else None
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"timebase.{k} must be a finite number, got {v!r}")
+    chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
+                layers=layers, static_digital=d["static_digital"], resources=d["resources"])
+    from .compiler import attach_model  # late import: compiler imports this module
+
+    attach_model(chip, model)
+    return chip
+
+
+def save_chip(chip: Chip, path: str | Path) -> Path:
+    """Write ``chip`` to ``path`` as JSON (same as ``chip.save(path)``)."""
+    return chip.save(path)

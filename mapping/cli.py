@@ -1,0 +1,216 @@
+"""``oscsim compile``, ``oscsim simulate``, ``oscsim compare`` (entry points of the ``oscsim`` CLI)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["register_compile", "register_simulate", "register_compare", "DEFAULT_CHECKPOINT", "DEFAULT_TOKENS"]
+
+DEFAULT_CHECKPOINT = "kuramoto-tiny"
+DEFAULT_TOKENS = 2048  # validation tokens of the default `oscsim simulate` (16 windows of 128)
+
+
+def _config(args):
+    from .config import ChipConfig, load_config
+
+    cfg = load_config(args.config) if getattr(args, "config", None) else ChipConfig()
+    if getattr(args, "ideal", False):
+        cfg = cfg.idealised()
+    if getattr(args, "kappa_tau", None) is not None:
+        cfg = cfg.with_kappa_tau(args.kappa_tau)
+    return cfg
+
+
+def _chip_and_model(args, cfg):
+    """(chip, meta) from a checkpoint name/path or a chip JSON file."""
+    from .chip import load_chip
+    from .compiler import compile as compile_chip, load_model
+
+    src = args.checkpoint
+    if src.endswith(".json") and Path(src).is_file():
+        chip = load_chip(src)
+        if getattr(args, "ideal", False) or getattr(args, "config", None):
+            raise ValueError("--ideal/--config cannot change a compiled chip file; pass the checkpoint instead")
+        return chip, {}
+    try:
+        model, meta = load_model(src)
+    except FileNotFoundError as exc:
+        if src == DEFAULT_CHECKPOINT:
+            raise FileNotFoundError(f"{exc}. The bundled checkpoint {DEFAULT_CHECKPOINT!r} is not installed yet; "
+                                    f"pass a checkpoint folder (train one with `oscsim train`)") from None
+        raise
+    return compile_chip(model, cfg, checkpoint=src), meta
+
+
+def _validation_tokens(model_cfg: dict, n_tokens: int, split: str = "valid"):
+    from oscsim.data import eval_windows, load_shakespeare
+
+    T = int(model_cfg["seq_len"])
+    data = load_shakespeare().split(split)
+    n_win = max(1, n_tokens // T)
+    x, y = eval_windows(data, T, max_windows=n_win)
+    return x, y
+
+
+# ------------------------------------------------------------------------------------------------ compile
+def _run_compile(args) -> int:
+    cfg = _config(args)
+    chip, _ = _chip_and_model(args, cfg)
+    out = chip.save(args.out)
+    print(chip.summary())
+    print(f"wrote {out}")
+    return 0
+
+
+def register_compile(subparsers) -> None:
+    p = subparsers.add_parser("compile", help="compile a trained model onto an oscillator chip (chip JSON)",
+                              description="Compile a Kuramoto/SSA checkpoint for a chip configuration and write the "
+                                          "versioned chip JSON (arrays, programming rules, mismatch draw, resources).")
+    p.add_argument("checkpoint", metavar="CKPT", help="bundled name (kuramoto-tiny, ssa1d-tiny) or checkpoint folder")
+    p.add_argument("--config", help="chip configuration TOML (see examples/chip.toml); default: ring preset")
+    p.add_argument("--ideal", action="store_true", help="ideal devices, no noise, no mismatch, unquantised")
+    p.add_argument("--kappa-tau", type=float, default=None, help="override the settle window by kappa*tau_s [rad]")
+    p.add_argument("--out", required=True, help="output chip JSON path")
+    p.set_defaults(func=_run_compile)
+
+
+# ----------------------------------------------------------------------------------------------- simulate
+def simulate_report(chip, x, y, *, seed=0, progress=None, gpu="H100-SXM") -> dict:
+    """Run chip inference on (x, y) and return the report dict of ``oscsim simulate --json``."""
+    from .energy import energy_report, measure_gpu_energy
+    from .inference import run
+
+    res = run(chip, x, seed=seed, progress=progress)
+    b = res.bpc(y)
+    en = energy_report(chip, x.shape[1], gpu=gpu)
+    measured = measure_gpu_energy(chip.model, x[: min(8, len(x))])
+    rep = {
+        "checkpoint": chip.model_info.get("checkpoint"),
+        "model": chip.model_info.get("name"),
+        "device": chip.device.name,
+        "ideal": chip.config == chip.config.idealised(),
+        "n_tokens": int(x.numel()),
+        "seq_len": int(x.shape[1]),
+        "bpc_closed_form": b["bpc_closed_form"],
+        "bpc_chip": b["bpc_chip"],
+        "bpc_difference": b["bpc_chip"] - b["bpc_closed_form"],
+        "energy_per_token_chip_j": en["energy_per_token_chip_j"],
+        "energy_per_token_gpu_j": en["energy_per_token_gpu_j"],
+        "energy_breakdown_j": en["breakdown"],
+        "energy_sources": en["sources"],
+        "gpu_model": en["gpu"],
+        "gpu_measured": measured,
+        "energy_scope": en["scope"],
+        "kappa_tau": chip.timebase["kappa_tau"],
+        "timebase": chip.timebase,
+        "resources": chip.resources,
+        "fidelity": res.layers,
+        "tokens_per_s": res.tokens_per_s,
+        "chip_wall_s": res.wall_s,
+        "backend": res.backend,
+        "seed": seed,
+    }
+    return rep
+
+
+def _fmt_j(x):
+    for unit, s in (("J", 1), ("mJ", 1e-3), ("uJ", 1e-6), ("nJ", 1e-9), ("pJ", 1e-12), ("fJ", 1e-15)):
+        if abs(x) >= s:
+            return f"{x / s:.3g} {unit}"
+    return f"{x:.3g} J"
+
+
+def print_report(rep: dict, file=sys.stdout) -> None:
+    p = lambda *a: print(*a, file=file)  # noqa: E731
+    p(f"oscsim simulate: {rep['model']} ({rep['checkpoint']}) on a {rep['device']} chip"
+      f"{' (ideal)' if rep['ideal'] else ''}, kappa*tau_s = {rep['kappa_tau']:.3g} rad")
+    p(f"  validation tokens: {rep['n_tokens']} ({rep['n_tokens'] // rep['seq_len']} windows of {rep['seq_len']})")
+    p(f"  BPC closed form {rep['bpc_closed_form']:.4f} | chip {rep['bpc_chip']:.4f} | "
+      f"difference {rep['bpc_difference']:+.4f}")
+    p("  fidelity per layer (chip vs closed form, same input):")
+    for i, L in enumerate(rep["fidelity"]):
+        extra = ""
+        if L.get("phase_error_rad"):
+            extra += f", phase error {_mean(L['phase_error_rad']):.3g} rad"
+        if L.get("locked_agreement"):
+            extra += f", locked agreement {_mean(L['locked_agreement']):.3f}"
+        p(f"    layer {i}: rel. error {L['layer_rel_error']:.3g}, cosine {L['layer_cosine']:.4f}{extra}")
+    p(f"  energy per token (attention only): chip {_fmt_j(rep['energy_per_token_chip_j'])} | "
+      f"GPU {_fmt_j(rep['energy_per_token_gpu_j'])} ({rep['gpu_model']['gpu']} roofline at TDP)")
+    for k, v in rep["energy_breakdown_j"].items():
+        p(f"    {k[:-2].replace('_', ' '):22s} {_fmt_j(v)}")
+    if rep.get("gpu_measured"):
+        p(f"  GPU measured (NVML): {rep['gpu_measured']}")
+    p(f"  simulated {rep['tokens_per_s']:.1f} tokens/s ({rep['backend']} backend)")
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def _run_simulate(args) -> int:
+    cfg = _config(args)
+    chip, _ = _chip_and_model(args, cfg)
+    x, y = _validation_tokens(chip.model_info["config"], args.tokens, args.split)
+    rep = simulate_report(chip, x, y, seed=args.seed, progress=False if args.json else None)
+    if args.json:
+        print(json.dumps(rep, indent=1, default=str))
+    else:
+        print_report(rep)
+    return 0
+
+
+def register_simulate(subparsers) -> None:
+    p = subparsers.add_parser("simulate", help="chip inference on held-out text: fidelity and energy",
+                              description="Compile (or load) a chip, run it on the bundled validation text and print "
+                                          "BPC (chip vs closed form), per-layer fidelity and energy per token.")
+    p.add_argument("checkpoint", metavar="CKPT", nargs="?", default=DEFAULT_CHECKPOINT,
+                   help=f"checkpoint name/folder or a chip JSON (default: {DEFAULT_CHECKPOINT})")
+    p.add_argument("--config", help="chip configuration TOML (default: the 65 nm ring macromodel preset)")
+    p.add_argument("--ideal", action="store_true",
+                   help="ideal devices, no noise, no mismatch, unquantised couplings and readout")
+    p.add_argument("--kappa-tau", type=float, default=None, help="override the settle window by kappa*tau_s [rad]")
+    p.add_argument("--tokens", type=int, default=DEFAULT_TOKENS,
+                   help=f"validation tokens to score (whole windows; default {DEFAULT_TOKENS})")
+    p.add_argument("--split", default="valid", choices=("valid", "test"))
+    p.add_argument("--seed", type=int, default=0, help="noise seed of the run")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_run_simulate)
+
+
+# ------------------------------------------------------------------------------------------------ compare
+def _run_compare(args) -> int:
+    from .compare import compare_layer
+
+    cfg = _config(args)
+    chip, _ = _chip_and_model(args, cfg)
+    x, _ = _validation_tokens(chip.model_info["config"], chip.layers[0].max_tokens)
+    T = args.seq_len or x.shape[1]
+    out = compare_layer(chip, x[:1, :T], layer=args.layer, head=args.head, plot_dir=args.plot, seed=args.seed)
+    if args.json:
+        print(json.dumps(out, indent=1, default=str))
+    else:
+        for k, v in out.items():
+            print(f"{k}: {v}")
+    return 0
+
+
+def register_compare(subparsers) -> None:
+    p = subparsers.add_parser("compare", help="closed form vs simulated network for one layer and head, with plots")
+    p.add_argument("checkpoint", metavar="CKPT", help="checkpoint name/folder or chip JSON")
+    p.add_argument("--layer", type=int, default=0)
+    p.add_argument("--head", type=int, default=0)
+    p.add_argument("--plot", required=True, metavar="DIR", help="folder for the PNG figures")
+    p.add_argument("--config", help="chip configuration TOML")
+    p.add_argument("--ideal", action="store_true")
+    p.add_argument("--kappa-tau", type=float, default=None)
+    p.add_argument("--seq-len", type=int, default=None, help="tokens of the validation window (default: model's)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run_compare)

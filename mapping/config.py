@@ -1,0 +1,332 @@
+"""Chip configuration: frozen, validated dataclasses, loadable from TOML.
+
+A :class:`ChipConfig` says which device implements the oscillators, how couplings are programmed and
+quantised, how long the network settles, how phases are read out, and which noise and mismatch apply. All
+conversions from these physical settings to simulation units live in :mod:`mapping.units`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import units
+
+__all__ = [
+    "DEVICES",
+    "CouplingConfig",
+    "ReadoutConfig",
+    "SSAConfig",
+    "ChipConfig",
+    "load_config",
+    "config_to_dict",
+    "config_from_dict",
+]
+
+#: Device presets a chip can be built from. ``ring-circuit`` uses the phase macromodel whose coupling
+#: harmonics are computed from the circuit-level ring (a full voltage-level simulation of a whole attention
+#: layer is out of reach); ``ideal`` is a pure Kuramoto phase oscillator.
+DEVICES = ("ideal", "ring-macromodel", "ring-circuit", "spin-torque")
+RESPONSES = ("cosine", "triangular")
+SSA_MODES = ("pairwise", "collective")
+NORM_REFERENCES = ("chip", "closed-form")
+
+
+def _check_bits(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value.lower() == "none":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not (1 <= value <= 24):
+        raise ValueError(f"{name} must be an integer in [1, 24] or None/'none' (unquantised), got {value!r}")
+    return value
+
+
+def _check_pos(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    ok = math.isfinite(v) and (v >= 0 if allow_zero else v > 0)
+    if not ok:
+        raise ValueError(f"{name} must be finite and {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return v
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class CouplingConfig:
+    """Programmable couplers.
+
+    Attributes
+    ----------
+    fraction : float
+        Coupling strength κ as a fraction of f₀ (κ = 2π · fraction · f₀ rad/s). Range (0, 0.5].
+    bits : int or None
+        Coupler resolution: the programmed value A ∈ [0, range] (Kuramoto) or K r J ∈ [0, K] (SSA) is rounded
+        to one of 2**bits − 1 uniform non-zero levels (plus zero). None: analog (unquantised).
+    range : float
+        Full-scale programmed value in units of κ (a softmax weight A ≤ 1 uses range 1). Values above clip.
+    gain_bits : int or None
+        Resolution of the signed receive gain (Kuramoto value gate v); None: analog.
+    gain_range : float
+        Largest |receive gain|; larger gates clip (sign kept).
+    spread : float or None
+        Relative standard deviation of the coupler strengths (mismatch, per physical coupler). None: the
+        device preset's value.
+    row_scaled : bool
+        Kuramoto: program each row of A relative to its largest entry (A_tu = m_t · Q(A_tu / m_t)), the row
+        scale m_t folded into the oscillator's analog receive gain, so the quantiser's levels follow the row
+        instead of the absolute range (a softmax row over T tokens has entries ~1/T).
+    """
+
+    fraction: float = 0.01
+    bits: int | None = 6
+    range: float = 1.0
+    gain_bits: int | None = 8
+    gain_range: float = 4.0
+    spread: float | None = None
+    row_scaled: bool = True
+
+    def __post_init__(self):
+        if not isinstance(self.row_scaled, bool):
+            raise ValueError(f"coupling.row_scaled must be true or false, got {self.row_scaled!r}")
+        f = _check_pos("coupling.fraction", self.fraction)
+        if f > 0.5:
+            raise ValueError(f"coupling.fraction must be in (0, 0.5] (fraction of f0), got {f}")
+        object.__setattr__(self, "bits", _check_bits("coupling.bits", self.bits))
+        object.__setattr__(self, "gain_bits", _check_bits("coupling.gain_bits", self.gain_bits))
+        _check_pos("coupling.range", self.range)
+        _check_pos("coupling.gain_range", self.gain_range)
+        if self.spread is not None:
+            s = _check_pos("coupling.spread", self.spread, allow_zero=True)
+            if s >= 1:
+                raise ValueError(f"coupling.spread must be in [0, 1) (relative std), got {s}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadoutConfig:
+    """Phase readout: a quadrature pair of phase detectors against the reference clock.
+
+    Attributes
+    ----------
+    response : {'cosine', 'triangular'}
+        Detector transfer curve: a mixer (cos Δφ, sin Δφ) or an XOR-type detector (triangle waves). The phase
+        is recovered by atan2 (cosine) or the diamond angle (triangular).
+    noise_rad : float
+        RMS noise of each detector channel for a single-cycle measurement, in units of the channel full scale
+        (≈ radians of phase error near the zero crossing). Divided by sqrt(averaging_cycles).
+    bits : int or None
+        ADC resolution of each channel over [−1, 1]; None: unquantised.
+    averaging_cycles : float
+        Integration window of the detector in cycles (reduces the noise by sqrt(averaging_cycles)).
+    """
+
+    response: str = "cosine"
+    noise_rad: float = 2e-3
+    bits: int | None = 10
+    averaging_cycles: float = 4.0
+
+    def __post_init__(self):
+        _check_choice("readout.response", self.response, RESPONSES)
+        _check_pos("readout.noise_rad", self.noise_rad, allow_zero=True)
+        object.__setattr__(self, "bits", _check_bits("readout.bits", self.bits))
+        _check_pos("readout.averaging_cycles", self.averaging_cycles)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SSAConfig:
+    """How SSA layers run on the chip.
+
+    Attributes
+    ----------
+    mode : {'pairwise', 'collective'}
+        ``pairwise``: one Adler cell (two oscillators) per query–key pair, exact in the limit.
+        ``collective``: SSA-1D only, one oscillator per token and head, all-to-all coupling.
+    settle_cycles : float
+        Transient discarded before averaging, in cycles.
+    averaging_cycles : float
+        Window over which ⟨cos φ⟩ is averaged, in cycles.
+    steps_per_cycle : int
+        Integration steps per cycle.
+    """
+
+    mode: str = "pairwise"
+    settle_cycles: float = 50.0
+    averaging_cycles: float = 400.0
+    steps_per_cycle: int = 4
+
+    def __post_init__(self):
+        _check_choice("ssa.mode", self.mode, SSA_MODES)
+        _check_pos("ssa.settle_cycles", self.settle_cycles, allow_zero=True)
+        _check_pos("ssa.averaging_cycles", self.averaging_cycles)
+        if isinstance(self.steps_per_cycle, bool) or not isinstance(self.steps_per_cycle, int) or not (
+            1 <= self.steps_per_cycle <= 10_000
+        ):
+            raise ValueError(f"ssa.steps_per_cycle must be an integer in [1, 10000], got {self.steps_per_cycle!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChipConfig:
+    """A complete chip configuration.
+
+    Attributes
+    ----------
+    device : {'ideal', 'ring-macromodel', 'ring-circuit', 'spin-torque'}
+        Device preset implementing the oscillators.
+    f0_hz : float or None
+        Nominal oscillation frequency [Hz]; None: the preset's.
+    temperature_k : float
+        Temperature [K]; thermal phase diffusion scales linearly with it.
+    noise : bool
+        Device phase noise and readout noise on/off (quantisation stays as configured).
+    mismatch : bool
+        Device mismatch (frequency and coupler spread) on/off.
+    mismatch_seed : int
+        Seed of the one mismatch draw made when the chip is compiled.
+    settle_cycles : float
+        Kuramoto settle window τ_s in cycles; κ τ_s = 2π · coupling.fraction · settle_cycles.
+    steps_per_cycle : int
+        Integration steps per cycle of the Kuramoto settle window (at least 4 steps per window are used).
+    trim_bits : int or None
+        Resolution of the per-oscillator frequency trim (calibration DAC over ±4σ of the frequency spread);
+        None: no trim (the full mismatch remains).
+    norm_reference : {'chip', 'closed-form'}
+        Where the norm-matching bound B takes ‖a‖ from: a second, unit-gain oscillator bank on the chip
+        (``chip``, doubles the Kuramoto arrays) or the digital closed form (``closed-form``). Unused with the
+        tanh bound.
+    coupling, readout, ssa : CouplingConfig, ReadoutConfig, SSAConfig
+    """
+
+    device: str = "ring-macromodel"
+    f0_hz: float | None = None
+    temperature_k: float = 300.0
+    noise: bool = True
+    mismatch: bool = True
+    mismatch_seed: int = 0
+    settle_cycles: float = 8.0
+    steps_per_cycle: int = 4
+    trim_bits: int | None = 8
+    norm_reference: str = "chip"
+    coupling: CouplingConfig = field(default_factory=CouplingConfig)
+    readout: ReadoutConfig = field(default_factory=ReadoutConfig)
+    ssa: SSAConfig = field(default_factory=SSAConfig)
+
+    def __post_init__(self):
+        _check_choice("device", self.device, DEVICES)
+        if self.f0_hz is not None:
+            _check_pos("f0_hz", self.f0_hz)
+        t = _check_pos("temperature_k", self.temperature_k)
+        if t > 1000:
+            raise ValueError(f"temperature_k must be in (0, 1000] K, got {t}")
+        for name in ("noise", "mismatch"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if isinstance(self.mismatch_seed, bool) or not isinstance(self.mismatch_seed, int) or self.mismatch_seed < 0:
+            raise ValueError(f"mismatch_seed must be a non-negative integer, got {self.mismatch_seed!r}")
+        _check_pos("settle_cycles", self.settle_cycles)
+        if isinstance(self.steps_per_cycle, bool) or not isinstance(self.steps_per_cycle, int) or not (
+            1 <= self.steps_per_cycle <= 10_000
+        ):
+            raise ValueError(f"steps_per_cycle must be an integer in [1, 10000], got {self.steps_per_cycle!r}")
+        object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
+        _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
+        for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig)):
+            if not isinstance(getattr(self, name), cls):
+                raise ValueError(f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
+
+    # -- derived quantities (units in one place: mapping.units) --------------------------------------------
+    @property
+    def kappa(self) -> float:
+        """κ in rad per cycle."""
+        return units.coupling_rad_per_cycle(self.coupling.fraction)
+
+    @property
+    def kappa_tau(self) -> float:
+        """κ τ_s [rad]."""
+        return units.kappa_tau(self.coupling.fraction, self.settle_cycles)
+
+    def with_kappa_tau(self, kt: float) -> "ChipConfig":
+        """A copy whose settle window gives κ τ_s = kt at the same coupling fraction."""
+        return dataclasses.replace(self, settle_cycles=units.settle_cycles_for_kappa_tau(kt, self.coupling.fraction))
+
+    def replace(self, **changes) -> "ChipConfig":
+        """A copy with top-level fields changed (``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)
+
+    def idealised(self) -> "ChipConfig":
+        """The ideal limit of this configuration: ideal devices, no noise, no mismatch, unquantised couplings,
+        gains and readout (the settle window and coupling fraction are kept)."""
+        return dataclasses.replace(
+            self,
+            device="ideal",
+            noise=False,
+            mismatch=False,
+            trim_bits=None,
+            coupling=dataclasses.replace(self.coupling, bits=None, gain_bits=None, gain_range=1e6, range=1e6),
+            readout=dataclasses.replace(self.readout, noise_rad=0.0, bits=None),
+        )
+
+    @classmethod
+    def ideal(cls, **changes) -> "ChipConfig":
+        """The ideal chip (see :meth:`idealised`), with optional top-level changes."""
+        return dataclasses.replace(cls().idealised(), **changes)
+
+
+_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig}
+
+
+def _build(cls, data: dict, where: str):
+    valid = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - valid)
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(unknown)} in {where}; valid: {', '.join(sorted(valid))}")
+    return cls(**data)
+
+
+def config_from_dict(data: dict) -> ChipConfig:
+    """Build a :class:`ChipConfig` from a nested dict (the TOML/JSON layout), rejecting unknown keys."""
+    if not isinstance(data, dict):
+        raise ValueError(f"chip config must be a table/dict, got {type(data).__name__}")
+    top = dict(data)
+    for key, cls in _SECTIONS.items():
+        if key in top:
+            sub = top[key]
+            if not isinstance(sub, dict):
+                raise ValueError(f"[{key}] must be a table, got {sub!r}")
+            top[key] = _build(cls, dict(sub), f"[{key}]")
+    for key in ("f0_hz", "trim_bits"):
+        if isinstance(top.get(key), str) and top[key].lower() == "none":
+            top[key] = None
+    return _build(ChipConfig, top, "the chip config (top level)")
+
+
+def config_to_dict(config: ChipConfig) -> dict:
+    """Nested plain-dict form of a config (``None`` kept; JSON-serialisable)."""
+    return dataclasses.asdict(config)
+
+
+def load_config(path: str | Path) -> ChipConfig:
+    """Load a :class:`ChipConfig` from a TOML file (see ``examples/chip.toml``).
+
+    Use the string ``"none"`` for an optional field that should be None (TOML has no null).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"chip config {path} does not exist")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"chip config {path} is not valid TOML: {exc}") from None
+    try:
+        return config_from_dict(data)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"chip config {path}: {exc}") from None

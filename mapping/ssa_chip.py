@@ -1,0 +1,167 @@
+"""SSA on an oscillator chip: pairwise Adler cells (exact in the limit) and the collective SSA-1D network.
+
+Notes
+-----
+**Pairwise cell.** Two oscillators with detuning Δω and mutual coupling κ obey the Adler equation for
+φ = θ_j − θ_i:  dφ/dt = Δω − 2κ sin φ. With 2κ = K r J: if Δω ≤ K r J the pair locks at sin φ* = Δω/(K r J)
+and cos φ* = sqrt(1 − (Δω/(K r J))²); otherwise it drifts and the time average of cos φ over a whole slip
+period is exactly 0 (∫cos φ dt = ∫cos φ dφ / (Δω − 2κ sin φ) = −ln(Δω − 2κ sin φ)/(2κ), periodic). So
+S_ij = J_ij ⟨cos φ⟩ is the closed form. Over a finite window W the drifting average is off by at most
+ln((Δω + 2κ)/(Δω − 2κ)) / (2κ W), which diverges at the locking boundary; near it the locked transient
+(relaxation rate sqrt((2κ)² − Δω²)) is slow too. That is the error band the chip adds.
+
+**Collective SSA-1D network.** Per (sequence, head) one oscillator per token with natural frequency λω_i,
+coupled all-to-all: mutual C_ij = λ K r J_ij / 2 (non-causal), or directed C_ij = λ K r_i J_ij for j < i
+(causal: token i listens to its prefix only, so an isolated pair has the same Adler threshold). The chip
+weight is S^chip_ij = J_ij ⟨cos(θ_i − θ_j)⟩ over the window. The closed form is the pairwise approximation
+of this collective flow; how far they differ is a measured result, not a test.
+
+Model rates are mapped to the chip with λ = κ / K (:func:`mapping.units.ssa_time_scale`), so the largest
+possible coupling K (r = J = 1) is the chip coupling κ. Time is in cycles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._backend import integrate_phase
+from .quantise import Quantiser
+
+__all__ = ["ssa_closed_form", "adler_cells", "AdlerResult", "ssa1d_collective", "CollectiveResult",
+           "adler_window_error_bound"]
+
+
+def ssa_closed_form(delta_omega, thr):
+    """Closed-form S/J = sqrt(1 − (Δω/thr)²) on the locked set, 0 elsewhere; returns (S_over_J, locked)."""
+    dw = np.asarray(delta_omega, dtype=np.float64)
+    thr = np.asarray(thr, dtype=np.float64)
+    locked = dw <= thr
+    ratio = np.where(thr > 0, dw / np.where(thr > 0, thr, 1.0), np.inf)
+    s = np.where(locked, np.sqrt(np.clip(1.0 - ratio**2, 0.0, 1.0)), 0.0)
+    return s, locked
+
+
+def adler_window_error_bound(delta_omega, thr, window):
+    """Upper bound on |⟨cos φ⟩_W| for a drifting pair: ln((Δω + thr)/(Δω − thr)) / (thr W) (model time units)."""
+    dw = np.asarray(delta_omega, dtype=np.float64)
+    thr = np.asarray(thr, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = np.log((dw + thr) / (dw - thr)) / (thr * window)
+    return np.where(dw > thr, b, np.nan)
+
+
+@dataclass
+class AdlerResult:
+    """Pairwise cells: mean_cos (P,) = ⟨cos φ⟩ over the window; locked (P,) chip-detected lock (no slip)."""
+
+    mean_cos: np.ndarray
+    locked: np.ndarray
+    backend: str = ""
+
+
+def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging_cycles: float,
+                steps_per_cycle: int, k_max: float, coupling_q: Quantiser | None = None, sigma: float = 0.0,
+                freq_residual=None, coupler_gain=None, seed: int = 0, backend: str = "auto") -> AdlerResult:
+    """Simulate P independent Adler cells (one batched engine call of P two-oscillator networks).
+
+    Parameters
+    ----------
+    delta_omega : (P,) detuning Δω ≥ 0 in model rate units.
+    thr : (P,) locking threshold K r J in model rate units (2κ of the cell).
+    lam : float
+        λ, chip rad/cycle per model rate unit.
+    settle_cycles, averaging_cycles : float
+        Discarded transient and averaging window [cycles].
+    steps_per_cycle : int
+    k_max : float
+        K, the full scale of the coupler (programmed value thr / K ∈ [0, 1]).
+    coupling_q : Quantiser, optional
+        Coupler quantiser over [0, 1] (unsigned).
+    sigma : float
+        Phase noise [rad / sqrt(cycle)] of each oscillator.
+    freq_residual : (P, 2), optional
+        Residual frequency errors of the two oscillators [rad/cycle].
+    coupler_gain : (P,), optional
+        Multiplicative coupler strength 1 + δ.
+    seed : int
+
+    Returns
+    -------
+    AdlerResult
+    """
+    dw = np.asarray(delta_omega, dtype=np.float64).ravel()
+    thr = np.asarray(thr, dtype=np.float64).ravel()
+    P = dw.size
+    prog = thr / k_max
+    if coupling_q is not None:
+        prog = coupling_q(prog)
+    kap = 0.5 * lam * k_max * prog
+    if coupler_gain is not None:
+        kap = kap * np.asarray(coupler_gain, dtype=np.float64).ravel()
+    omega = np.zeros((P, 2))
+    omega[:, 1] = lam * dw
+    if freq_residual is not None:
+        omega = omega + np.asarray(freq_residual, dtype=np.float64).reshape(P, 2)
+    C = np.zeros((P, 2, 2))
+    C[:, 0, 1] = kap
+    C[:, 1, 0] = kap
+    t1 = settle_cycles + averaging_cycles
+    n_steps = max(int(np.ceil(t1 * steps_per_cycle)), 1)
+    res = integrate_phase(omega, C, np.zeros((P, 2)), t1=t1, n_steps=n_steps, sigma=sigma, seed=seed,
+                          t_start=settle_cycles, backend=backend)
+    mean_cos = res.coherence[:, 0, 1]
+    phi = res.y_final[:, 1] - res.y_final[:, 0]
+    locked = np.abs(phi) < np.pi
+    return AdlerResult(mean_cos=mean_cos, locked=locked, backend=res.backend)
+
+
+@dataclass
+class CollectiveResult:
+    """Collective network: coherence (G, N, N) = ⟨cos(θ_i − θ_j)⟩; freq (G, N) mean frequency [rad/cycle]."""
+
+    coherence: np.ndarray
+    freq: np.ndarray
+    backend: str = ""
+
+
+def ssa1d_collective(omega, thr, *, causal: bool, lam: float, settle_cycles: float, averaging_cycles: float,
+                     steps_per_cycle: int, k_max: float, coupling_q: Quantiser | None = None, sigma: float = 0.0,
+                     freq_residual=None, coupler_gain=None, seed: int = 0, backend: str = "auto"):
+    """Simulate G collective SSA-1D networks (one batched engine call).
+
+    Parameters
+    ----------
+    omega : (G, N) scalar natural frequency per token [model rate units].
+    thr : (G, N, N) K r_i J_ij per query row i [model rate units].
+    causal : bool
+        Directed coupling from the prefix (C_ij = λ thr_ij for j < i) instead of mutual (λ thr_ij / 2).
+    Other parameters as :func:`adler_cells`.
+
+    Returns
+    -------
+    CollectiveResult
+    """
+    omega = np.asarray(omega, dtype=np.float64)
+    thr = np.asarray(thr, dtype=np.float64)
+    G, N = omega.shape
+    prog = thr / k_max
+    if coupling_q is not None:
+        prog = coupling_q(prog)
+    C = lam * k_max * prog
+    if causal:
+        C = C * np.tril(np.ones((N, N)), -1)
+    else:
+        C = 0.5 * C * (1 - np.eye(N))
+    if coupler_gain is not None:
+        C = C * coupler_gain
+    om = lam * omega
+    if freq_residual is not None:
+        om = om + freq_residual
+    t1 = settle_cycles + averaging_cycles
+    n_steps = max(int(np.ceil(t1 * steps_per_cycle)), 1)
+    y0 = np.zeros((G, N))
+    res = integrate_phase(om, C, y0, t1=t1, n_steps=n_steps, sigma=sigma, seed=seed, t_start=settle_cycles,
+                          backend=backend)
+    return CollectiveResult(coherence=res.coherence, freq=(res.y_final - y0) / t1, backend=res.backend)
