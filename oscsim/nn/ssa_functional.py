@@ -73,6 +73,7 @@ IMPLS = ("dense", "tiled", "triton", "auto")
 # Sequence length from which impl="auto" picks the tiled path on the CPU (the dense path is faster for
 # short sequences; its memory is quadratic).
 _AUTO_TILED_MIN_N = 512
+_ORDER_CHUNK_ELEMENTS = 1 << 18
 
 
 class SSAComponents(NamedTuple):
@@ -135,6 +136,15 @@ def ssa_order_parameter(theta: Tensor, causal: bool = False) -> Tensor:
     """
     if theta.dim() != 4:
         raise ValueError(f"theta must have shape (B, H, N, d_h); got {tuple(theta.shape)}")
+    # Chunks of heads keep the cos/sin temporaries small (the tiled path's memory is linear in N with a
+    # small constant; this must not be the peak).
+    B, H, N, d = theta.shape
+    step = max(1, _ORDER_CHUNK_ELEMENTS // max(1, B * N * d))
+    parts = [_order_parameter_chunk(theta[:, h:h + step], causal) for h in range(0, H, step)]
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+
+
+def _order_parameter_chunk(theta: Tensor, causal: bool) -> Tensor:
     c, s = theta.cos(), theta.sin()
     if not causal:
         return (c.mean(dim=2).pow(2) + s.mean(dim=2).pow(2)).sqrt().mean(dim=-1)

@@ -52,6 +52,10 @@ def _augment(omega: Tensor) -> tuple[Tensor, Tensor]:
     return torch.cat([omega, sq, one], dim=-1), torch.cat([2 * omega, -one, -sq], dim=-1)
 
 
+def _eps(like: Tensor) -> Tensor:
+    return torch.full((), EPS, dtype=like.dtype, device=like.device)
+
+
 def _causal_keep(i0: int, i1: int, j0: int, j1: int, device) -> Tensor | None:
     """(bq, bk) bool mask of keys j ≤ i, or None when the tile needs no mask."""
     if j1 - 1 <= i0:
@@ -67,7 +71,7 @@ def _tile_S(Wa, Wb, alpha, c, floor, boundary, keep):
     M = torch.bmm(Wa, Wb.transpose(1, 2))  # −Δω²
     M.clamp_max_(0.0)  # −D, D = relu(Δω²)
     J = torch.mul(M, alpha).exp_()
-    thr = torch.mul(J, c).add_(EPS)
+    thr = torch.addcmul(_eps(M), J, c)  # K r J + 1e-8 in one pass
     M.addcmul_(thr, thr)  # thr² − D
     if boundary == "reference" and floor == 0.0:
         S = M.clamp_min_(0.0).sqrt_().mul_(J).div_(thr)  # J sqrt(relu(1 − D/thr²))
@@ -99,13 +103,16 @@ def _tiles(BH: int, N: int, block_q: int, block_k: int, tile_elements: int, caus
 def _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements):
     BH, N, _ = omega.shape
     floor = _ratio_floor(omega.dtype)
-    Wa, Wb = _augment(omega)
     a3 = alpha.view(BH, 1, 1)
     out = torch.zeros_like(value)
     Z = torch.zeros(BH, N, dtype=omega.dtype, device=omega.device)
+    h_prev = None
     for h0, h1, i0, i1, j0, j1 in _tiles(BH, N, block_q, block_k, tile_elements, causal):
+        if h0 != h_prev:  # augmented vectors for this chunk of heads only (keeps the extra memory small)
+            Wa, Wb = _augment(omega[h0:h1])
+            h_prev = h0
         keep = _causal_keep(i0, i1, j0, j1, omega.device) if causal else None
-        S = _tile_S(Wa[h0:h1, i0:i1], Wb[h0:h1, j0:j1], a3[h0:h1], c[h0:h1, i0:i1, None], floor, boundary, keep)
+        S = _tile_S(Wa[:, i0:i1], Wb[:, j0:j1], a3[h0:h1], c[h0:h1, i0:i1, None], floor, boundary, keep)
         Z[h0:h1, i0:i1] += S.sum(dim=-1)
         out[h0:h1, i0:i1] += torch.bmm(S, value[h0:h1, j0:j1])
     Z.add_(EPS)

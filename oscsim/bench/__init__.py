@@ -1,0 +1,1 @@
+"""Benchmarks that run the competitors in the same process (``oscsim bench ...``)."""

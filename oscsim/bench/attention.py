@@ -1,0 +1,263 @@
+"""``oscsim bench attention``: forward time and peak memory of the attention operators on the CPU.
+
+Cases, all forward only, batch ``--batch``, width ``--d-model`` split over ``--heads`` heads, float32:
+
+``sdpa``
+    ``torch.nn.functional.scaled_dot_product_attention`` on (B, H, N, d_h) queries, keys and values,
+    non-causal (on the CPU a flash-style tiled kernel): the baseline of every ratio.
+``kuramoto_sdpa``, ``kuramoto_explicit``
+    :class:`oscsim.nn.kuramoto.KuramotoAttention` (k = d_model phases) with ``impl="sdpa"`` (the identity
+    of DESIGN §3.1 on the fused kernel, causal, head dimension 2 k_h) and ``impl="explicit"`` (the readable
+    (B, H, N, N, k_h) reference), input phases (B, N, k).
+``ssa_dense``, ``ssa_tiled``
+    :func:`oscsim.nn.ssa_functional.ssa_attention` with ``impl="dense"`` (the reference form) and
+    ``impl="tiled"``, from ω, θ, V of shape (B, H, N, d_h) (non-causal, reference boundary).
+
+Time: the minimum over ``--repeats`` calls after one warm-up call (``time.perf_counter``).
+
+Peak memory: the largest total size of tensors allocated during one call and alive at the same time
+(inputs, allocated before, are not counted; the output is). It is read from the PyTorch profiler's memory
+timeline (``profile_memory=True``), which sees every allocation of the CPU tensor allocator, including the
+buffers inside the SDPA kernel. ``tracemalloc`` cannot see them; RSS high-water marks include the
+allocator's cached and fragmented pages and the interpreter, so they measure the process rather than the
+operator. Cases whose quadratic tensors would exceed ``--max-dense-gib`` are skipped and recorded as null
+with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["register", "run", "run_benchmark", "peak_memory_bytes", "CASES"]
+
+CASES = ("sdpa", "kuramoto_sdpa", "kuramoto_explicit", "ssa_dense", "ssa_tiled")
+DEFAULT_LENGTHS = (256, 512, 1024, 2048, 4096, 8192)
+HEADLINE_N = 4096
+
+# Live bytes per element of the largest quadratic tensors, to skip cases that would not fit: the dense SSA
+# form keeps about a dozen (B, H, N, N) tensors alive at its peak (d2, Δω, J, thr, locked, ratio, S, ...);
+# the explicit Kuramoto score builds (B, H, N, N, k_h) tensors, a few at a time.
+_SSA_DENSE_LIVE = 12
+_KURAMOTO_EXPLICIT_LIVE = 3
+
+
+def peak_memory_bytes(fn: Callable[[], object]) -> int:
+    """Peak bytes of CPU tensors allocated by ``fn()`` and alive at the same time (profiler timeline)."""
+    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler._memory_profiler import Action
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True,
+                 with_stack=True) as prof:
+        out = fn()
+        del out
+    current = peak = 0
+    for _, action, _, size in prof._memory_profile().timeline:
+        if action == Action.CREATE:
+            current += size
+        elif action == Action.DESTROY:
+            current -= size
+        peak = max(peak, current)
+    return int(peak)
+
+
+def _time(fn: Callable[[], object], repeats: int) -> float:
+    fn()  # warm-up
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _inputs(n: int, args, gen: torch.Generator) -> dict:
+    B, H, dh = args.batch, args.heads, args.d_model // args.heads
+    shape = (B, H, n, dh)
+    # SSA inputs at a useful operating point (DESIGN §3.2 (a)): a fraction of pairs lock. The timings do
+    # not depend on the values (every element of every tile is computed), only subnormals would matter.
+    return dict(
+        q=torch.randn(shape, generator=gen), k=torch.randn(shape, generator=gen),
+        v=torch.randn(shape, generator=gen),
+        omega=0.1 * torch.randn(shape, generator=gen),
+        theta=torch.rand(shape, generator=gen) * 2.0,
+        alpha=torch.ones(H), K=torch.tensor(2.0),
+        phases=(torch.rand(B, n, args.d_model, generator=gen) * 2 - 1) * math.pi,
+    )
+
+
+def _skip_reason(case: str, n: int, args) -> str | None:
+    cap = args.max_dense_gib * 2**30
+    B, H, dh = args.batch, args.heads, args.d_model // args.heads
+    if case == "ssa_dense":
+        need = _SSA_DENSE_LIVE * B * H * n * n * 4
+    elif case == "kuramoto_explicit":
+        need = _KURAMOTO_EXPLICIT_LIVE * B * H * n * n * dh * 4
+    else:
+        return None
+    if need > cap:
+        return f"estimated {need / 2**30:.1f} GiB of quadratic tensors exceeds --max-dense-gib {args.max_dense_gib}"
+    return None
+
+
+def _case_fn(case: str, x: dict, modules: dict) -> Callable[[], object]:
+    from oscsim.nn.ssa_functional import ssa_attention
+
+    if case == "sdpa":
+        return lambda: F.scaled_dot_product_attention(x["q"], x["k"], x["v"])
+    if case == "kuramoto_sdpa":
+        return lambda: modules["kuramoto_sdpa"](x["phases"])
+    if case == "kuramoto_explicit":
+        return lambda: modules["kuramoto_explicit"](x["phases"])
+    impl = {"ssa_dense": "dense", "ssa_tiled": "tiled"}[case]
+    return lambda: ssa_attention(x["omega"], x["theta"], x["v"], x["alpha"], x["K"], impl=impl)
+
+
+def _modules(args) -> dict:
+    from oscsim.nn.kuramoto import KuramotoAttention
+
+    torch.manual_seed(args.seed)
+    return {f"kuramoto_{impl}": KuramotoAttention(args.d_model, args.heads, impl=impl).eval()
+            for impl in ("sdpa", "explicit")}
+
+
+def run_benchmark(args) -> dict:
+    """Run every (length, case) pair; returns the JSON-ready result."""
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    gen = torch.Generator().manual_seed(args.seed)
+    modules = _modules(args)
+    load_before = os.getloadavg()
+    results: dict = {}
+    pairs = [(n, c) for n in args.lengths for c in args.cases]
+    bar = None
+    if not args.json and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(pairs), desc="bench attention", file=sys.stderr)
+    with torch.no_grad():
+        for n in args.lengths:
+            x = _inputs(n, args, gen)
+            row: dict = {}
+            for case in args.cases:
+                reason = _skip_reason(case, n, args)
+                if reason is not None:
+                    row[case] = {"time_s": None, "peak_bytes": None, "reason": reason}
+                else:
+                    fn = _case_fn(case, x, modules)
+                    row[case] = {"time_s": _time(fn, args.repeats), "peak_bytes": peak_memory_bytes(fn)}
+                if bar is not None:
+                    bar.update()
+            base = row.get("sdpa")
+            for case, r in row.items():
+                ok = base is not None and base["time_s"] and r["time_s"] is not None
+                r["time_vs_sdpa"] = r["time_s"] / base["time_s"] if ok else None
+                r["mem_vs_sdpa"] = r["peak_bytes"] / base["peak_bytes"] if ok and base["peak_bytes"] else None
+            if "ssa_dense" in row and "ssa_tiled" in row and row["ssa_dense"]["time_s"] is not None:
+                o_dense = _case_fn("ssa_dense", x, modules)()
+                o_tiled = _case_fn("ssa_tiled", x, modules)()
+                row["ssa_tiled"]["max_abs_diff_vs_dense"] = float((o_dense - o_tiled).abs().max())
+            results[str(n)] = row
+            del x
+    if bar is not None:
+        bar.close()
+    out = {
+        "benchmark": "attention",
+        "command": "oscsim bench attention " + " ".join(sys.argv[3:]) if sys.argv[1:3] == ["bench", "attention"]
+        else "oscsim bench attention",
+        "config": {"batch": args.batch, "d_model": args.d_model, "heads": args.heads,
+                   "head_dim": args.d_model // args.heads, "dtype": "float32", "direction": "forward",
+                   "repeats": args.repeats, "threads": torch.get_num_threads(), "lengths": list(args.lengths),
+                   "ssa_inputs": "omega ~ 0.1 N(0,1), theta ~ U(0, 2), alpha = 1, K = 2, non-causal"},
+        "environment": {"torch": torch.__version__, "python": platform.python_version(),
+                        "cpu_capability": torch.backends.cpu.get_cpu_capability(), "cpus": os.cpu_count(),
+                        "loadavg_before": load_before, "loadavg_after": os.getloadavg()},
+        "time_method": f"min over {args.repeats} calls after one warm-up, time.perf_counter",
+        "memory_method": "peak live bytes of tensors allocated during one call (torch profiler memory "
+                         "timeline, profile_memory=True); inputs excluded, output included",
+        "results": results,
+    }
+    for n in args.lengths:
+        for case in ("ssa_tiled", "ssa_dense", "kuramoto_sdpa", "kuramoto_explicit"):
+            r = results[str(n)].get(case)
+            out[f"{case}_vs_sdpa_time_{n}"] = None if r is None else r["time_vs_sdpa"]
+            out[f"{case}_vs_sdpa_mem_{n}"] = None if r is None else r["mem_vs_sdpa"]
+    for case in ("ssa_tiled", "ssa_dense"):
+        for what in ("time", "mem"):
+            out.setdefault(f"{case}_vs_sdpa_{what}_{HEADLINE_N}", None)
+    return out
+
+
+def _lengths(text: str) -> tuple[int, ...]:
+    try:
+        vals = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--lengths must be comma-separated integers, got {text!r}") from None
+    if not vals or any(v < 1 for v in vals):
+        raise argparse.ArgumentTypeError(f"--lengths must be positive integers, got {text!r}")
+    return vals
+
+
+def _cases(text: str) -> tuple[str, ...]:
+    vals = tuple(v.strip() for v in text.split(",") if v.strip())
+    bad = [v for v in vals if v not in CASES]
+    if bad or not vals:
+        raise argparse.ArgumentTypeError(f"unknown case(s) {bad}; valid: {', '.join(CASES)}")
+    if "sdpa" not in vals:
+        vals = ("sdpa",) + vals  # the baseline of every ratio
+    return vals
+
+
+def _print_table(res: dict) -> None:
+    print(f"{'N':>6} {'case':<18} {'time [s]':>10} {'x SDPA':>7} {'peak [MiB]':>11} {'x SDPA':>7}")
+    for n, row in res["results"].items():
+        for case, r in row.items():
+            if r["time_s"] is None:
+                print(f"{n:>6} {case:<18} {'skipped':>10}  ({r['reason']})")
+                continue
+            print(f"{n:>6} {case:<18} {r['time_s']:>10.4f} {r['time_vs_sdpa'] or float('nan'):>7.2f} "
+                  f"{r['peak_bytes'] / 2**20:>11.2f} {r['mem_vs_sdpa'] or float('nan'):>7.2f}")
+
+
+def run(args) -> int:
+    if args.d_model % args.heads:
+        raise ValueError(f"--d-model ({args.d_model}) must be divisible by --heads ({args.heads})")
+    for name in ("batch", "repeats", "heads", "d_model"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.max_dense_gib <= 0:
+        raise ValueError(f"--max-dense-gib must be > 0, got {args.max_dense_gib}")
+    res = run_benchmark(args)
+    if args.json:
+        print(json.dumps(res, indent=2))
+    else:
+        _print_table(res)
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add the ``attention`` benchmark sub-parser."""
+    p = subparsers.add_parser("attention", help="attention forward time and peak memory (SDPA, Kuramoto, SSA)",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--lengths", type=_lengths, default=DEFAULT_LENGTHS,
+                   help="comma-separated sequence lengths (default: 256,...,8192)")
+    p.add_argument("--cases", type=_cases, default=CASES, help=f"comma-separated subset of {','.join(CASES)}")
+    p.add_argument("--d-model", type=int, default=512, help="width d (default 512)")
+    p.add_argument("--heads", type=int, default=8, help="heads (default 8)")
+    p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
+    p.add_argument("--repeats", type=int, default=3, help="timed calls per case (default 3)")
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    p.add_argument("--max-dense-gib", type=float, default=8.0,
+                   help="skip quadratic-memory cases above this estimate (default 8 GiB)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.set_defaults(func=run)
