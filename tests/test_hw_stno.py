@@ -1,0 +1,95 @@
+"""Spin-torque oscillator (universal model) against its closed forms; ideal oscillator."""
+
+import math
+
+import numpy as np
+import pytest
+
+import hw_models as hm
+from hw_models import vortex_stno
+
+
+def test_invalid_stno_rejected():
+    with pytest.raises(ValueError, match="supercriticality"):
+        vortex_stno(supercriticality=0.9)
+    with pytest.raises(ValueError, match="gamma_g_per_s"):
+        vortex_stno(gamma_g_per_s=-1.0)
+
+
+def test_free_running_power_and_frequency():
+    p = vortex_stno()
+    p0 = hm.stno_power_p0(p)
+    sol = hm.simulate_stno(p, 600e-9, save_every=10, y0=np.array([[0.5 * math.sqrt(p0) + 0j]]))
+    c = sol.ys[:, 0, 0]
+    m = sol.ts > 300e-9
+    assert abs(np.mean(np.abs(c[m]) ** 2) / p0 - 1) < 0.02
+    ph = np.unwrap(-np.angle(c))
+    w = np.polyfit(sol.ts[m], ph[m], 1)[0]
+    assert abs(w / (2 * math.pi * hm.stno_frequency_hz(p)) - 1) < 0.02
+
+
+def test_linewidth_matches_nonlinear_formula():
+    p = vortex_stno()
+    G = 256
+    sol = hm.simulate_stno([[p]] * G, 3e-6, noise_scale=1.0, save_every=10, seed=2)
+    ph = np.unwrap(-np.angle(sol.ys[:, :, 0]), axis=0)
+    lam = 2 * hm.stno_relaxation_rate(p)
+    i0 = np.searchsorted(sol.ts, 5 / lam)
+    d = ph[i0:] - ph[i0]
+    tt = sol.ts[i0:] - sol.ts[i0]
+    k = tt > 5 / lam
+    slope = np.polyfit(tt[k], d[k].var(axis=1, ddof=1), 1)[0]
+    # bootstrap over oscillators for a 95 % interval
+    rng = np.random.default_rng(0)
+    boots = []
+    for _ in range(100):
+        idx = rng.integers(0, G, G)
+        boots.append(np.polyfit(tt[k], d[k][:, idx].var(axis=1, ddof=1), 1)[0])
+    lo, hi = np.percentile(boots, [2.5, 97.5])
+    D = hm.stno_diffusion(p)
+    assert abs(slope / D - 1) < 0.20, (slope / D, lo / D, hi / D)
+
+
+def test_injection_locking_range_matches_theory():
+    from oscsim.engine import ExternalDrive
+
+    p = vortex_stno()
+    gp = hm.stno_relaxation_rate(p)
+    half = 0.3 * gp  # weak drive: the band is small against the amplitude relaxation rate
+    F = half / hm.stno_locking_half_range(p, 1.0)
+    x = np.arange(0.80, 1.2001, 0.05)
+    wg = 2 * math.pi * hm.stno_frequency_hz(p)
+    # same drive frequency, oscillators detuned by x * half (via ω₀)
+    insts = [[p.replace(f0_hz=p.f0_hz + xi * half / (2 * math.pi))] for xi in x]
+    drive = ExternalDrive(amplitude=F, angular_frequency=wg)
+    sol = hm.simulate_stno(insts, 6e-6, drive=drive, save_every=10)
+    ph = np.unwrap(-np.angle(sol.ys[:, :, 0]), axis=0) - wg * sol.ts[:, None]
+    m = sol.ts > 2e-6
+    drift = np.abs(ph[m][-1] - ph[m][0])
+    locked = drift < math.pi
+    assert locked[0] and not locked[-1]
+    boundary = 0.5 * (x[np.argmin(locked)] + x[np.argmin(locked) - 1])
+    assert abs(boundary - 1) < 0.10, (x, drift)
+
+
+def test_ideal_oscillator_interface_and_mismatch():
+    q = hm.ideal_oscillator()
+    assert hm.free_running_frequency(q) == 1e9
+    a = hm.draw_mismatch(q, 2000, seed=3)
+    b = hm.draw_mismatch(q, 2000, seed=3)
+    np.testing.assert_array_equal(a.f0_hz, b.f0_hz)
+    assert abs(a.f0_hz.std() / (q.sigma_f_rel * q.f0_hz) - 1) < 0.1
+    s = hm.draw_mismatch(vortex_stno(), 500, seed=1)
+    assert abs(s.f0_hz.std() / (0.01 * 300e6) - 1) < 0.3  # ω₀ spread dominates
+    with pytest.raises(ValueError, match="unknown device"):
+        hm.free_running_frequency(object())
+
+
+def test_ideal_phase_network_diffusion():
+    from oscsim.engine import EulerMaruyama, SaveEvery, simulate
+
+    q = hm.ideal_oscillator(diffusion_rad2_per_s=1e6, sigma_f_rel=0.0)
+    net = hm.ideal_phase_network(q, np.zeros((1, 1)), n_groups=2000, seed=0)
+    sol = simulate(net, EulerMaruyama(), 0.0, 1e-6, 1e-8, np.zeros((2000, 1)), save=SaveEvery(100), seed=4)
+    th = sol.ys[-1, :, 0] - 2 * math.pi * q.f0_hz * 1e-6
+    assert abs(th.var() / (1e6 * 1e-6) - 1) < 0.1
