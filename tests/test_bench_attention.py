@@ -1,0 +1,50 @@
+"""``oscsim bench attention``: the CLI runs, prints the required keys, and its memory measure is right."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from oscsim.bench.attention import peak_memory_bytes
+from oscsim.cli import main
+
+
+def test_peak_memory_sees_torch_allocations():
+    n = 1 << 20
+
+    def two_live_one_freed():
+        a = torch.ones(n)  # 4 MiB
+        b = torch.ones(n)  # 4 MiB, both alive: peak 8 MiB
+        del a, b
+        return torch.ones(n // 2)  # 2 MiB, returned
+
+    assert peak_memory_bytes(two_live_one_freed) == 8 * n
+
+
+def test_bench_attention_json(capsys):
+    rc = main(["bench", "attention", "--json", "--lengths", "32,64", "--d-model", "16", "--heads", "2",
+               "--repeats", "1", "--max-dense-gib", "0.0001"])
+    assert rc == 0
+    res = json.loads(capsys.readouterr().out)
+    for key in ("ssa_tiled_vs_sdpa_time_4096", "ssa_tiled_vs_sdpa_mem_4096",
+                "ssa_dense_vs_sdpa_time_4096", "ssa_dense_vs_sdpa_mem_4096"):
+        assert key in res and res[key] is None  # 4096 was not run
+    r32 = res["results"]["32"]
+    assert set(r32) == {"sdpa", "kuramoto_sdpa", "kuramoto_explicit", "ssa_dense", "ssa_tiled"}
+    assert r32["sdpa"]["time_vs_sdpa"] == 1.0
+    assert r32["ssa_tiled"]["peak_bytes"] > 0 and r32["ssa_tiled"]["time_s"] > 0
+    assert res["ssa_tiled_vs_sdpa_time_32"] == pytest.approx(r32["ssa_tiled"]["time_s"] / r32["sdpa"]["time_s"])
+    assert r32["ssa_tiled"]["max_abs_diff_vs_dense"] < 1e-5
+    # the quadratic cases are skipped above the memory cap, with the reason
+    r64 = res["results"]["64"]
+    assert r64["kuramoto_explicit"]["time_s"] is None and "exceeds" in r64["kuramoto_explicit"]["reason"]
+    assert r64["kuramoto_explicit"]["time_vs_sdpa"] is None
+
+
+def test_bench_attention_rejects_bad_arguments(capsys):
+    assert main(["bench", "attention", "--d-model", "10", "--heads", "3"]) == 2
+    assert "divisible" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["bench", "attention", "--cases", "sdpa,flash"])
