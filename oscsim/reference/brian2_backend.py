@@ -106,13 +106,15 @@ def simulate_brian2(net, method: str, dt: float, n_steps: int, y0, *, seed: int 
         grp.omega = net.omega[g if net.omega.shape[0] > 1 else 0] * b2.Hz
         if noisy:
             grp.sigma = net.sigma[g if net.sigma.shape[0] > 1 else 0] * b2.Hz**0.5
-        syn = b2.Synapses(grp, grp, syn_eq)
-        syn.connect(i=pre[nz], j=post[nz])
-        syn.w = C[post[nz], pre[nz]] * b2.Hz
-        if lag:
-            B = net.phase_lag[g if net.phase_lag.shape[0] > 1 else 0]
-            syn.beta = B[post[nz], pre[nz]]
-        network.add(grp, syn)
+        network.add(grp)
+        if np.any(nz):  # (no coupling: Isyn stays 0)
+            syn = b2.Synapses(grp, grp, syn_eq)
+            syn.connect(i=pre[nz], j=post[nz])
+            syn.w = C[post[nz], pre[nz]] * b2.Hz
+            if lag:
+                B = net.phase_lag[g if net.phase_lag.shape[0] > 1 else 0]
+                syn.beta = B[post[nz], pre[nz]]
+            network.add(syn)
         if record:
             mon = b2.StateMonitor(grp, "theta", record=True)
             network.add(mon)
