@@ -1,0 +1,120 @@
+"""Batches, threads, saving policies, custom right-hand sides, generated kernels."""
+
+import numba
+import numpy as np
+import pytest
+
+from oscsim.analysis import coherence_matrix
+from oscsim.engine import (
+    RK4, SRA1, CustomODE, Dopri5, EulerMaruyama, PhaseNetwork, SaveAt, SaveEvery, SaveSummary, StochasticHeun,
+    StuartLandauNetwork, simulate,
+)
+
+
+def noisy_batch(G=5, N=24):
+    rng = np.random.default_rng(5)
+    return (
+        PhaseNetwork(omega=rng.standard_normal((G, N)), coupling=rng.standard_normal((G, N, N)) / N, sigma=0.3),
+        rng.uniform(0, 6, (G, N)),
+    )
+
+
+@pytest.mark.parametrize("solver", [EulerMaruyama(), SRA1()])
+def test_bit_identical_with_one_or_two_threads(solver):
+    net, y0 = noisy_batch()
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        a = simulate(net, solver, 0, 2, 0.01, y0, seed=9, save=SaveEvery(20))
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        b = simulate(net, solver, 0, 2, 0.01, y0, seed=9, save=SaveEvery(20))
+    finally:
+        numba.set_num_threads(old)
+    assert np.array_equal(a.ys, b.ys)
+    c = simulate(net, solver, 0, 2, 0.01, y0, seed=10, save=SaveEvery(20))
+    assert not np.array_equal(a.ys, c.ys)
+
+
+def test_groups_are_independent():
+    """Group g of a batch equals the same network run alone (its noise is seeded by (seed, g))."""
+    net, y0 = noisy_batch()
+    full = simulate(net, EulerMaruyama(), 0, 1, 0.01, y0, seed=3)
+    g = 0
+    alone = PhaseNetwork(omega=net.omega[g], coupling=net.coupling[g], sigma=0.3)
+    one = simulate(alone, EulerMaruyama(), 0, 1, 0.01, y0[g : g + 1], seed=3)
+    np.testing.assert_array_equal(full.ys[:, g], one.ys[:, 0])
+
+
+def test_save_every_and_save_at_times():
+    net = PhaseNetwork(omega=[1.0, 2.0], coupling=np.zeros((2, 2)))
+    sol = simulate(net, RK4(), 0.0, 1.0, 0.1, np.zeros((1, 2)), save=SaveEvery(3))
+    np.testing.assert_allclose(sol.ts, [0.0, 0.3, 0.6, 0.9, 1.0], atol=1e-12)
+    np.testing.assert_allclose(sol.ys[:, 0, 1], 2.0 * sol.ts, atol=1e-12)
+    ts = [0.05, 0.333, 0.9999]
+    sol = simulate(net, RK4(), 0.0, 1.0, 0.1, np.zeros((1, 2)), save=SaveAt(ts))
+    np.testing.assert_allclose(sol.ys[:, 0, 0], ts, atol=1e-12)
+    np.testing.assert_allclose(sol.y_final[0], [1.0, 2.0], atol=1e-12)
+    # a step that does not divide the span: the last step is shortened to end at t1
+    sol = simulate(net, RK4(), 0.0, 1.0, 0.3, np.zeros((1, 2)))
+    np.testing.assert_allclose(sol.ts, [0.0, 0.3, 0.6, 0.9, 1.0], atol=1e-12)
+    np.testing.assert_allclose(sol.y_final[0], [1.0, 2.0], atol=1e-12)
+
+
+def test_summary_matches_trajectory():
+    net, y0 = noisy_batch(G=3, N=10)
+    full = simulate(net, StochasticHeun(), 0, 2, 0.01, y0, seed=1, save=SaveEvery(1))
+    summ = simulate(net, StochasticHeun(), 0, 2, 0.01, y0, seed=1, save=SaveSummary(t_start=0.5))
+    assert summ.ys is None
+    np.testing.assert_array_equal(summ.y_final, full.y_final)
+    window = full.ys[full.ts >= 0.5 - 1e-12]
+    np.testing.assert_allclose(summ.mean_exp, np.mean(np.exp(1j * window), axis=0), atol=1e-12)
+    np.testing.assert_allclose(summ.coherence, coherence_matrix(window), atol=1e-12)
+    every = simulate(net, StochasticHeun(), 0, 2, 0.01, y0, seed=1, save=SaveSummary(t_start=0.5, every=10, coherence=False))
+    np.testing.assert_allclose(every.mean_exp, np.mean(np.exp(1j * window[::10]), axis=0), atol=1e-12)
+    assert every.coherence is None
+
+
+def test_stuart_landau_limit_cycle_and_noise_scale():
+    """dc = (a + b|c|²) c dt: |c| → sqrt(−Re a / Re b); with noise E|σ dZ|² = σ² dt."""
+    a, b = 1.0 - 2.0j, -1.0 + 0.5j
+    net = StuartLandauNetwork(a=a, b=b, coupling=np.zeros((3, 3)))
+    sol = simulate(net, RK4(), 0, 20, 0.01, np.full((1, 3), 0.1 + 0j))
+    np.testing.assert_allclose(np.abs(sol.y_final), 1.0, atol=1e-8)
+    n, sigma, T = 3000, 0.5, 1.0
+    free = StuartLandauNetwork(a=0.0, b=0.0, coupling=np.zeros((n, n)), sigma=sigma)
+    z = simulate(free, EulerMaruyama(), 0, T, 0.01, np.zeros((1, n), complex), seed=2).y_final[0]
+    m2 = np.mean(np.abs(z) ** 2)  # |z|² ~ (σ² T/2) χ²_2: mean σ² T, sd σ² T / sqrt(n)
+    assert abs(m2 - sigma**2 * T) < 4 * sigma**2 * T / np.sqrt(n)
+
+
+@numba.njit
+def _harmonic(t, y, p, dydt):
+    dydt[0] = y[1]
+    dydt[1] = -p[0] * p[0] * y[0]
+
+
+def test_custom_ode_harmonic_oscillator():
+    w = np.array([[1.0], [2.0], [3.0]])
+    model = CustomODE(rhs=_harmonic, params=w, dim=2)
+    y0 = np.tile([1.0, 0.0], (3, 1))
+    sol = simulate(model, Dopri5(rtol=1e-9, atol=1e-12), 0, 2.0, 0.1, y0, save=SaveAt([1.0, 2.0]))
+    np.testing.assert_allclose(sol.ys[:, :, 0], np.cos(np.outer([1.0, 2.0], w[:, 0])), atol=1e-7)
+    assert np.all(sol.stats["n_accepted"] > 0)
+    sol = simulate(model, RK4(), 0, 2.0, 0.01, y0)
+    np.testing.assert_allclose(sol.y_final[:, 0], np.cos(2.0 * w[:, 0]), atol=1e-6)
+
+
+def test_generated_kernels_are_current():
+    from oscsim.engine import _codegen
+
+    assert _codegen.target().read_text() == _codegen.render(), "run: python -m oscsim.engine._codegen"
+
+
+def test_solver_class_data():
+    from oscsim.engine import Heun, StochasticHeun
+
+    assert EulerMaruyama.strong_order == 1.0 and EulerMaruyama.calculus == "Ito"
+    assert StochasticHeun.calculus == "Stratonovich" and StochasticHeun.deterministic_order == 2.0
+    assert SRA1.strong_order == 1.5 and SRA1.noise == "additive"
+    assert RK4.deterministic_order == 4.0 and RK4.noise is None and Heun.strong_order is None
+    assert Dopri5(rtol=1e-3).adaptive
