@@ -1,0 +1,146 @@
+"""mapping: chip JSON (versioned, validated), wrong models refused, energy report, CLI."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from mapping import ChipConfig, attach_model, compile, energy_report, load_chip, measure_gpu_energy
+from oscsim.cli import main
+
+
+@pytest.fixture(scope="module")
+def model():
+    from oscsim.nn.kuramoto import KuramotoConfig, KuramotoLM
+
+    torch.manual_seed(0)
+    return KuramotoLM(KuramotoConfig(k=8, n_heads=2, n_layers=2, seq_len=16))
+
+
+@pytest.fixture(scope="module")
+def chip_file(model, tmp_path_factory):
+    chip = compile(model, ChipConfig())
+    return chip, chip.save(tmp_path_factory.mktemp("chip") / "chip.json")
+
+
+def test_roundtrip(model, chip_file):
+    chip, path = chip_file
+    back = load_chip(path, model=model)
+    assert back.config == chip.config and back.resources == chip.resources
+    for a, b in zip(chip.layers, back.layers):
+        assert np.array_equal(a.freq_trim_code, b.freq_trim_code)
+        assert np.allclose(a.freq_residual_rel, b.freq_residual_rel, rtol=0, atol=1e-12)
+        assert np.array_equal(a.coupler_gain(), b.coupler_gain())
+    r = chip.resources
+    assert r["oscillators"] == 2 * 2 * 8 * 16 and r["couplers"] == 2 * 2 * 8 * 16 * 15 // 2
+    assert r["coupler_bits"] == r["couplers"] * 6
+
+
+def _edit(path, tmp_path, fn):
+    d = json.loads(path.read_text())
+    fn(d)
+    p = tmp_path / "edited.json"
+    p.write_text(json.dumps(d))
+    return p
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d.update(format="oscsim-chip/99"), "unknown chip format"),
+    (lambda d: d["layers"][0]["freq_residual_rel"].update(shape=[1, 2, 3]), "declared shape"),
+    (lambda d: d["layers"][0]["freq_residual_rel"]["data"].pop(), "data has shape|rectangular"),
+    (lambda d: d["layers"][0].update(n_heads=4), "oscillator_shape"),
+    (lambda d: d["layers"][1].update(index=5), "index"),
+    (lambda d: d["layers"][0]["coupler_spread"].update(seed=[9, 9, 9]), "sha256"),
+    (lambda d: d["config"]["coupling"].update(bits=99), "coupling.bits"),
+    (lambda d: d.update(extra=1), "unknown keys"),
+])
+def test_inconsistent_chip_json_is_refused(chip_file, model, tmp_path, edit, match):
+    _, path = chip_file
+    with pytest.raises(ValueError, match=match):
+        load_chip(_edit(path, tmp_path, edit), model=model)
+
+
+def test_nan_in_chip_json_is_refused(chip_file, model, tmp_path):
+    _, path = chip_file
+    text = path.read_text()
+    d = json.loads(text)
+    d["layers"][0]["freq_residual_rel"]["data"][0][0][0][0] = 1.5
+    bad = json.dumps(d).replace("1.5", "NaN", 1)
+    p = tmp_path / "nan.json"
+    p.write_text(bad)
+    with pytest.raises(ValueError, match="non-finite|NaN"):
+        load_chip(p, model=model)
+
+
+def test_chip_refuses_a_different_model(chip_file):
+    from oscsim.nn.kuramoto import KuramotoConfig, KuramotoLM
+
+    _, path = chip_file
+    other = KuramotoLM(KuramotoConfig(k=8, n_heads=2, n_layers=2, seq_len=16))
+    with pytest.raises(ValueError, match="fingerprint"):
+        load_chip(path, model=other)
+
+
+def test_wrong_model_kind_is_refused():
+    from oscsim.nn.transformer import TransformerLM
+    from oscsim.nn.registry import model_config
+
+    m = TransformerLM(model_config("transformer", "tiny", n_layers=1))
+    with pytest.raises(ValueError, match="cannot compile a TransformerLM"):
+        compile(m, ChipConfig())
+
+
+def test_energy_report_has_breakdown_and_sources(model):
+    chip = compile(model, ChipConfig())
+    e = energy_report(chip)
+    assert math.isclose(e["energy_per_token_chip_j"], sum(e["breakdown"].values()))
+    assert set(e["breakdown"]) == set(e["sources"])
+    assert all(v > 0 for v in e["breakdown"].values()) and e["energy_per_token_gpu_j"] > 0
+    assert "source" not in e["gpu"] and e["gpu"]["sources"]
+    if not torch.cuda.is_available():
+        assert measure_gpu_energy(model, torch.zeros(1, 4, dtype=torch.long)) is None
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    from oscsim.nn.registry import build_model, model_config
+    from oscsim.train import save_checkpoint
+
+    root = tmp_path_factory.mktemp("ck")
+    torch.manual_seed(0)
+    k = save_checkpoint(root / "k", build_model(model_config("kuramoto", "tiny", k=8, n_heads=2, n_layers=1,
+                                                             seq_len=32)), {"corpus": "shakespeare"})
+    t = save_checkpoint(root / "t", build_model(model_config("transformer", "tiny", n_layers=1, seq_len=32)),
+                        {"corpus": "shakespeare"})
+    return k, t
+
+
+def test_cli_compile_simulate_compare(checkpoints, tmp_path, capsys):
+    k, t = checkpoints
+    out = tmp_path / "chip.json"
+    assert main(["compile", str(k), "--config", "examples/chip.toml", "--out", str(out)]) == 0
+    assert load_chip(out)  # resolves its checkpoint by path
+    assert main(["simulate", str(k), "--tokens", "64", "--json"]) == 0
+    rep = _json_of(capsys)
+    for key in ("bpc_closed_form", "bpc_chip", "energy_per_token_chip_j", "energy_per_token_gpu_j",
+                "energy_breakdown_j", "tokens_per_s"):
+        assert key in rep
+    assert main(["simulate", str(k), "--tokens", "64", "--ideal", "--kappa-tau", "0.01", "--json"]) == 0
+    rep = _json_of(capsys)
+    assert abs(rep["bpc_chip"] - rep["bpc_closed_form"]) <= 0.01
+    assert main(["simulate", str(out), "--tokens", "32"]) == 0
+    assert "BPC closed form" in capsys.readouterr().out
+    assert main(["compare", str(k), "--layer", "0", "--head", "1", "--plot", str(tmp_path / "plots"), "--seq-len",
+                 "16"]) == 0
+    assert len(list((tmp_path / "plots").glob("*.png"))) == 2
+    assert main(["compile", str(t), "--out", str(tmp_path / "x.json")]) == 2
+    assert "cannot compile a TransformerLM" in capsys.readouterr().err
+
+
+
+
+def _json_of(capsys):
+    text = capsys.readouterr().out
+    return json.loads(text[text.index("{"):])
