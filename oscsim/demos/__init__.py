@@ -1,0 +1,1 @@
+"""Small command-line demonstrations (``oscsim kuramoto-demo``)."""
