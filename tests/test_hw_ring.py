@@ -90,3 +90,16 @@ def test_mismatch_frequency_spread_matches_pelgrom_propagation():
     assert abs(s / sigma_f - 1) < 0.10
     again = hm.draw_mismatch(ring, 400, seed=5, method="linear")
     np.testing.assert_array_equal(inst.detail["dvt_n_v"], again.detail["dvt_n_v"])  # same seed, same chip
+
+
+def test_engine_matches_local_reference_loop():
+    from hw_models._integrate import integrate
+
+    ring = cmos_65nm_ring(5)
+    net = hm.two_ring_network(ring, ring.replace(vdd_v=1.15), cmos_65nm_coupler())
+    p = pack_ring_params(net)[None]
+    y0 = hm.ring_initial_state(net)[None]
+    T = limit_cycle(ring).period_s
+    ts1, y1 = integrate(ring_rhs, p, y0, 5 * T, T / 200, save_every=50)
+    ts2, y2 = integrate(ring_rhs, p, y0, 5 * T, T / 200, save_every=50, engine=False)
+    np.testing.assert_allclose(y1, y2, atol=1e-9)
