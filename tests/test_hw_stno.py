@@ -93,3 +93,21 @@ def test_ideal_phase_network_diffusion():
     sol = simulate(net, EulerMaruyama(), 0.0, 1e-6, 1e-8, np.zeros((2000, 1)), save=SaveEvery(100), seed=4)
     th = sol.ys[-1, :, 0] - 2 * math.pi * q.f0_hz * 1e-6
     assert abs(th.var() / (1e6 * 1e-6) - 1) < 0.1
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_coupled_pair_locking_matches_phase_model(beta):
+    """Two STNOs coupled by Ω e^{iβ}: lock iff |Δω| ≤ 2 a₁, a₁ = Ω (cos β + ν sin β) (stno_coupling_function)."""
+    p = vortex_stno()
+    om = 0.05 * hm.stno_relaxation_rate(p)
+    _, h = hm.stno_coupling_function(p, om, beta)
+    half = 2 * h[0, 0]
+    x = np.array([0.9, 1.1])
+    insts = [[p, p.replace(f0_hz=p.f0_hz + xi * half / (2 * math.pi))] for xi in x]
+    C = om * np.exp(1j * beta) * np.array([[0, 1], [1, 0]])
+    sol = hm.simulate_stno(insts, 20e-6, coupling=C, save_every=20)
+    ph = np.unwrap(-np.angle(sol.ys), axis=0)
+    d = ph[:, :, 1] - ph[:, :, 0]
+    m = sol.ts > 3e-6
+    drift = np.abs(d[m][-1] - d[m][0])
+    assert drift[0] < math.pi and drift[1] > 2 * math.pi, drift
