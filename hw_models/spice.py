@@ -139,8 +139,12 @@ def run_ngspice(netlist: str, *, out_file: str = "out.txt", timeout_s: float = 6
             raise NgspiceError(f"ngspice did not finish within {timeout_s} s") from exc
         log = proc.stdout + proc.stderr
         path = os.path.join(d, out_file)
-        errs = [m.group(1).strip() for m in _ERR.finditer(log)]
-        errs = [e for e in errs if "reltol" not in e.lower()]
+        lines = log.splitlines()
+        errs = []
+        for i, ln in enumerate(lines):
+            if _ERR.match(ln) and "reltol" not in ln.lower():
+                # ngspice puts the offending card / reason on the following lines
+                errs.append(" ".join(x.strip() for x in lines[i:i + 3] if x.strip()))
         if proc.returncode != 0 or not os.path.exists(path) or os.path.getsize(path) == 0:
             detail = "; ".join(errs[:8]) or log.strip()[-2000:]
             raise NgspiceError(f"ngspice rejected the netlist or failed (exit {proc.returncode}): {detail}")
