@@ -50,6 +50,12 @@ def locking(resistances=(10e3, 20e3, 50e3, 100e3)):
             row["ngspice_locked"] = [bool(locked(res.t, res.v[:, 2 * n * i], res.v[:, 2 * n * i + n], 0.6, 150 * T))
                                      for i in range(len(ds))]
         rows.append(row)
+    for L in (0.5e-6, 1e-6):
+        tg = hm.TransmissionGateCoupler(w_n_m=0.12e-6, w_p_m=0.24e-6, l_m=L)
+        dm, wm = hm.macro_locking_boundary(ring, tg, delta_max=0.3, tol=2e-4)
+        dc, wc, (lo, hi) = hm.circuit_locking_boundary(ring, tg, delta_max=1.4 * dm, n_grid=8)
+        rows.append({"tg_l_m": L, "circuit_delta": dc, "macro_delta": dm, "macro_over_circuit": wm / wc,
+                     "lock_half_width_over_omega": wc / hm.limit_cycle(ring).omega})
     return rows
 
 
