@@ -158,16 +158,25 @@ FALLBACK_PROFILES["ring-circuit"] = replace(
 )
 
 
+_HW_CACHE: dict = {}
+HW_ERRORS: dict = {}
+"""Why a preset fell back to the table (name → error text), for reports."""
+
+
 def _from_hw_models(name: str) -> DeviceProfile | None:
-    """The profile built from :mod:`hw_models` presets, or None when that interface is not available."""
+    """The profile built from :mod:`hw_models` presets, or None when that interface is not available (the
+    failure is remembered in :data:`HW_ERRORS` and not retried in this process)."""
+    if name in _HW_CACHE:
+        return _HW_CACHE[name]
     try:
         from . import _hw_adapter
-    except Exception:  # pragma: no cover - adapter import problems fall back to the table
-        return None
-    try:
-        return _hw_adapter.profile(name, FALLBACK_PROFILES[name])
-    except Exception:
-        return None
+
+        prof = _hw_adapter.profile(name, FALLBACK_PROFILES[name])
+    except Exception as exc:  # noqa: BLE001 - any failure of the device models falls back to the cited table
+        HW_ERRORS[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
+        prof = None
+    _HW_CACHE[name] = prof
+    return prof
 
 
 def device_profile(name: str, *, f0_hz: float | None = None, use_hw_models: bool = True) -> DeviceProfile:
@@ -184,6 +193,8 @@ def device_profile(name: str, *, f0_hz: float | None = None, use_hw_models: bool
     if name not in FALLBACK_PROFILES:
         raise ValueError(f"unknown device {name!r}; valid: {', '.join(FALLBACK_PROFILES)}")
     prof = (_from_hw_models(name) if use_hw_models and name != "ideal" else None) or FALLBACK_PROFILES[name]
+    if prof is FALLBACK_PROFILES[name] and name in HW_ERRORS:
+        prof = replace(prof, sources={**prof.sources, "fallback": f"hw_models unavailable ({HW_ERRORS[name]})"})
     if f0_hz is not None and float(f0_hz) != prof.f0_hz:
         s = float(f0_hz) / prof.f0_hz
         prof = replace(prof, f0_hz=float(f0_hz), phase_diffusion_rad2_per_s=prof.phase_diffusion_rad2_per_s * s**2,
