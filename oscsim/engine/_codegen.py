@@ -57,6 +57,7 @@ def _specialise(template: str, name: str, step: str, drift: str, phases: str | N
     from . import _loop
 
     src = inspect.getsource(getattr(_loop, template))
+    src = re.sub(r"@nb\.njit\([^\n]*\n", "@nb.njit(cache=True, fastmath=False)\n", src, count=1)
     src = src.replace(f"def {template}(step, drift, phases, g,", f"def {name}(g,")
     src = src.replace(f"def {template}(step, drift, g,", f"def {name}(g,")
     src = re.sub(r"\bstep\(drift, ", f"{step}(", src)
@@ -73,6 +74,7 @@ def _specialise_step(module: str, name: str, drift: str) -> str:
 
     mod = importlib.import_module(f"oscsim.engine.solvers.{module}")
     src = inspect.getsource(mod.step)
+    src = re.sub(r"@nb\.njit\([^\n]*\n", "@nb.njit(cache=True, fastmath=True)\n", src, count=1)
     src = src.replace("def step(drift, ", f"def {name}(")
     src = re.sub(r"\bdrift\(", f"{drift}(", src)
     return src.rstrip()

@@ -61,6 +61,7 @@ def _g_fixed__phase_sine__EulerMaruyama(g, y0, t0, dt, n_steps, h_last, tgrid, P
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -89,9 +90,9 @@ def _g_fixed__phase_sine__EulerMaruyama(g, y0, t0, dt, n_steps, h_last, tgrid, P
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -163,6 +164,7 @@ def _g_fixed__phase_sine__StochasticHeun(g, y0, t0, dt, n_steps, h_last, tgrid, 
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -191,9 +193,9 @@ def _g_fixed__phase_sine__StochasticHeun(g, y0, t0, dt, n_steps, h_last, tgrid, 
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -265,6 +267,7 @@ def _g_fixed__phase_sine__SRA1(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, no
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -293,9 +296,9 @@ def _g_fixed__phase_sine__SRA1(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, no
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -376,6 +379,7 @@ def _g_fixed__phase_sine__RK4(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, noi
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -404,9 +408,9 @@ def _g_fixed__phase_sine__RK4(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, noi
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -478,6 +482,7 @@ def _g_fixed__phase_sine__Heun(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, no
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -506,9 +511,9 @@ def _g_fixed__phase_sine__Heun(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, no
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -683,6 +688,7 @@ def _g_fixed__phase_general__EulerMaruyama(g, y0, t0, dt, n_steps, h_last, tgrid
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -711,9 +717,9 @@ def _g_fixed__phase_general__EulerMaruyama(g, y0, t0, dt, n_steps, h_last, tgrid
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -785,6 +791,7 @@ def _g_fixed__phase_general__StochasticHeun(g, y0, t0, dt, n_steps, h_last, tgri
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -813,9 +820,9 @@ def _g_fixed__phase_general__StochasticHeun(g, y0, t0, dt, n_steps, h_last, tgri
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -887,6 +894,7 @@ def _g_fixed__phase_general__SRA1(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig,
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -915,9 +923,9 @@ def _g_fixed__phase_general__SRA1(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig,
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -998,6 +1006,7 @@ def _g_fixed__phase_general__RK4(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, 
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -1026,9 +1035,9 @@ def _g_fixed__phase_general__RK4(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, 
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -1100,6 +1109,7 @@ def _g_fixed__phase_general__Heun(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig,
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -1128,9 +1138,9 @@ def _g_fixed__phase_general__Heun(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig,
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -1305,6 +1315,7 @@ def _g_fixed__stuart_landau__EulerMaruyama(g, y0, t0, dt, n_steps, h_last, tgrid
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -1333,9 +1344,9 @@ def _g_fixed__stuart_landau__EulerMaruyama(g, y0, t0, dt, n_steps, h_last, tgrid
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -1407,6 +1418,7 @@ def _g_fixed__stuart_landau__StochasticHeun(g, y0, t0, dt, n_steps, h_last, tgri
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -1435,9 +1447,9 @@ def _g_fixed__stuart_landau__StochasticHeun(g, y0, t0, dt, n_steps, h_last, tgri
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -1509,6 +1521,7 @@ def _g_fixed__stuart_landau__SRA1(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig,
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -1537,9 +1550,9 @@ def _g_fixed__stuart_landau__SRA1(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig,
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -1620,6 +1633,7 @@ def _g_fixed__stuart_landau__RK4(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, 
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -1648,9 +1662,9 @@ def _g_fixed__stuart_landau__RK4(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, 
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -1722,6 +1736,7 @@ def _g_fixed__stuart_landau__Heun(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig,
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -1750,9 +1765,9 @@ def _g_fixed__stuart_landau__Heun(g, y0, t0, dt, n_steps, h_last, tgrid, P, sig,
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)

@@ -87,7 +87,7 @@ def _accumulate(g, cs, sn, mean_re, mean_im, coh, do_coh):
                 coh[g, i, j] += ci * cs[j] + si_ * sn[j]
 
 
-@nb.njit(cache=True, fastmath=False)
+@nb.njit(fastmath=False)  # template: _codegen makes cached copies for built-in models
 def group_fixed(step, drift, phases, g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, noisy, need_area, seed, m_sub,
                 ws_len, n_stage, save_steps, ys, summ_on, summ_start, summ_every, mean_re, mean_im, coh, n_summ,
                 yfin, fail_step, fail_t):
@@ -105,6 +105,7 @@ def group_fixed(step, drift, phases, g, y0, t0, dt, n_steps, h_last, tgrid, P, s
     area = np.zeros(D)
     z = np.empty(D)
     z2 = np.empty(D)
+    scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
     seed_state(seed, g, 0, st0)
@@ -133,9 +134,9 @@ def group_fixed(step, drift, phases, g, y0, t0, dt, n_steps, h_last, tgrid, P, s
                 dW[i] = 0.0
                 area[i] = 0.0
             for k in range(m_sub):
-                fill_normals(st0, z)
+                fill_normals(st0, z, scr)
                 if need_area:
-                    fill_normals(st1, z2)
+                    fill_normals(st1, z2, scr)
                     for i in range(D):
                         dw = sd * z[i]
                         area[i] += dW[i] * d + 0.5 * d * (dw + sd * z2[i] * _INV_SQRT3)
@@ -167,7 +168,7 @@ def group_fixed(step, drift, phases, g, y0, t0, dt, n_steps, h_last, tgrid, P, s
     yfin[g, :] = y
 
 
-@nb.njit(cache=True, fastmath=False)
+@nb.njit(fastmath=False)  # template, as group_fixed
 def group_adaptive(step, drift, g, y0, t0, dt, targets, save_flag, P, ws_len, n_stage, rtol, atol, max_steps, ys,
                    yfin, n_acc, n_rej, fail_code, fail_t):
     """Integrate group ``g`` with an adaptive embedded pair, landing on every target time."""

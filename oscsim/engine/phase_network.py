@@ -8,7 +8,7 @@ import numba as nb
 import numpy as np
 
 from ._checks import as_real_array, check_nonnegative, merge_groups, per_oscillator, per_pair
-from ._coupling import block_bounds, fused_two_products, group_index
+from ._coupling import block_bounds, fused_two_products, group_index, sincos
 from .drives import ExternalDrive, SubharmonicInjection
 
 __all__ = ["PhaseNetwork"]
@@ -204,9 +204,7 @@ def _drift_sine(t, y, g, P, ws, out):
     sn = ws[n : 2 * n]
     a = ws[2 * n : 3 * n]
     b = ws[3 * n : 4 * n]
-    for j in range(n):
-        cs[j] = np.cos(y[j])
-        sn[j] = np.sin(y[j])
+    sincos(y, sn, cs)
     fused_two_products(C[group_index(C.shape[0], g)], sn, cs, lo, hi, a, b)
     go = group_index(omega.shape[0], g)
     for i in range(n):
@@ -232,9 +230,7 @@ def _drift_general(t, y, g, P, ws, out):
     gi = group_index(CI.shape[0], g)
     for m in range(ha.shape[0]):
         mm = m + 1.0
-        for j in range(n):
-            cm[j] = np.cos(mm * y[j])
-            sm[j] = np.sin(mm * y[j])
+        sincos(y, sm, cm, mm)
         # X + iY = Σ_j (CR + i CI)_ij e^{i m θ_j}
         fused_two_products(CR[gr, m], cm, sm, lo, hi, p1, p2)  # CR cm, CR sm
         if has_ci:
@@ -255,6 +251,4 @@ def _drift_general(t, y, g, P, ws, out):
 
 @nb.njit(cache=True, fastmath=True)
 def _phases_identity(y, cs, sn):
-    for i in range(y.shape[0]):
-        cs[i] = np.cos(y[i])
-        sn[i] = np.sin(y[i])
+    sincos(y, sn, cs)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ._coupling import sincos
+
 __all__ = ["brownian_increments", "standard_normals"]
 
 _U = nb.uint64
@@ -60,20 +62,35 @@ def _next(s):
     return result
 
 
+def scratch_size(n: int) -> int:
+    """Length of the scratch array `fill_normals` needs for ``n`` numbers."""
+    return 4 * ((n + 1) // 2) + 1
+
+
 @nb.njit(cache=True, fastmath=False)
-def fill_normals(s, out):
-    """Fill ``out`` with standard normal numbers (Box–Muller, pairs; an odd tail discards one)."""
+def fill_normals(s, out, scratch):
+    """Fill ``out`` with standard normal numbers (Box–Muller on pairs; an odd tail discards one).
+
+    The uniforms are drawn first (the sequential part), then transformed in vectorisable loops
+    (``scratch``: length `scratch_size(len(out))`). out[2i] = r_i cos a_i, out[2i+1] = r_i sin a_i.
+    """
     n = out.shape[0]
-    i = 0
-    while i < n:
-        u1 = (float(_next(s) >> np.uint64(11)) + 1.0) * _INV_2_53  # (0, 1]
-        u2 = float(_next(s) >> np.uint64(11)) * _INV_2_53  # [0, 1)
-        r = np.sqrt(-2.0 * np.log(u1))
-        a = _TWO_PI * u2
-        out[i] = r * np.cos(a)
-        if i + 1 < n:
-            out[i + 1] = r * np.sin(a)
-        i += 2
+    m = (n + 1) // 2
+    r = scratch[:m]
+    a = scratch[m : 2 * m]
+    sa = scratch[2 * m : 3 * m]
+    ca = scratch[3 * m : 4 * m]
+    for i in range(m):
+        r[i] = (float(_next(s) >> np.uint64(11)) + 1.0) * _INV_2_53  # (0, 1]
+        a[i] = float(_next(s) >> np.uint64(11)) * _INV_2_53  # [0, 1)
+    for i in range(m):
+        r[i] = np.sqrt(-2.0 * np.log(r[i]))
+    sincos(a, sa, ca, _TWO_PI)
+    for i in range(n // 2):
+        out[2 * i] = r[i] * ca[i]
+        out[2 * i + 1] = r[i] * sa[i]
+    if n % 2 == 1:
+        out[n - 1] = r[m - 1] * ca[m - 1]
 
 
 @nb.njit(cache=True)
@@ -81,10 +98,11 @@ def _normals_kernel(seed, groups, stream, n_draws, dim):
     out = np.empty((n_draws, groups.shape[0], dim))
     st = np.empty(4, dtype=np.uint64)
     buf = np.empty(dim)
+    scr = np.empty(4 * ((dim + 1) // 2) + 1)
     for gi in range(groups.shape[0]):
         seed_state(seed, groups[gi], stream, st)
         for k in range(n_draws):
-            fill_normals(st, buf)
+            fill_normals(st, buf, scr)
             out[k, gi, :] = buf
     return out
 

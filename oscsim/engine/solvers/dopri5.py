@@ -69,7 +69,7 @@ class Dopri5(Solver):
         return step
 
 
-@nb.njit(cache=True, fastmath=True)
+@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
 def step(drift, t, h, y, g, P, ws, K, ynew, rtol, atol):
     k1, k2, k3, k4, k5, k6, k7, yt = K[0], K[1], K[2], K[3], K[4], K[5], K[6], K[7]
     n = y.shape[0]

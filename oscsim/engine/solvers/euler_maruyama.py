@@ -34,7 +34,7 @@ class EulerMaruyama(Solver):
         return step
 
 
-@nb.njit(cache=True, fastmath=True)
+@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
 def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
     f = K[0]
     drift(t, y, g, P, ws, f)

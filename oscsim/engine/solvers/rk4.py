@@ -25,7 +25,7 @@ class RK4(Solver):
         return step
 
 
-@nb.njit(cache=True, fastmath=True)
+@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
 def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
     k1 = K[0]
     k2 = K[1]

@@ -33,7 +33,7 @@ class StochasticHeun(Solver):
         return step
 
 
-@nb.njit(cache=True, fastmath=True)
+@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
 def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
     f1 = K[0]
     f2 = K[1]
