@@ -92,7 +92,11 @@ def _t_guess(ring: RingOscillatorParams) -> float:
 
 
 def settle_ring(ring: RingOscillatorParams, n_periods: int = 40, steps_per_period: int = 400):
-    """Run one ring from the kick state; returns (t, y (S, n), crossing times of node 0) (fast RK4)."""
+    """Run one ring from the kick state; returns (t, y (S, n), crossing times of node 0).
+
+    A one-ring precomputation: it uses the disk-cached reference RK4 loop of :mod:`hw_models._integrate`
+    (no per-process compilation) rather than the engine.
+    """
     from hw_models._integrate import integrate
 
     net = RingNetwork.single(ring)
@@ -102,7 +106,7 @@ def settle_ring(ring: RingOscillatorParams, n_periods: int = 40, steps_per_perio
     level = 0.5 * ring.vdd_v
     for scale in (1.0, 4.0, 16.0):
         dt = tg / steps_per_period
-        ts, ys = integrate(ring_rhs, p[None], y0[None], scale * n_periods * tg, dt, save_every=1)
+        ts, ys = integrate(ring_rhs, p[None], y0[None], scale * n_periods * tg, dt, save_every=1, engine=False)
         tc = crossing_times(ts, ys[:, 0, 0], level)
         if len(tc) >= 8:
             T = float(np.mean(np.diff(tc[-4:])))
