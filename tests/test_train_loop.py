@@ -16,7 +16,8 @@ SMALL = {"kuramoto": dict(k=16, n_heads=2, n_layers=1, ffn_hidden=16, seq_len=32
          "transformer": dict(d_model=16, n_heads=2, n_layers=1, ffn_hidden=24, seq_len=32),
          "ssa": dict(d_model=16, n_heads=2, n_layers=1, seq_len=32),
          "ssa1d": dict(d_model=16, n_heads=2, n_layers=1, seq_len=32)}
-CFG = TrainConfig(steps=40, batch_size=8, lr=1e-2, warmup=4, eval_every=20, eval_windows=4, seed=1)
+CFG = TrainConfig(steps=40, batch_size=8, lr=1e-2, warmup=4, eval_every=20, eval_windows=4, final_eval_windows=4,
+                  seed=1)
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,7 @@ def test_lr_schedule():
 def ckpt(tmp_path_factory):
     out = tmp_path_factory.mktemp("ck") / "k"
     train("kuramoto", "tiny", out, train_cfg=TrainConfig(steps=2, batch_size=2, warmup=1, eval_every=2,
-                                                          eval_windows=1), log=lambda m: None, progress=False,
+                                                          eval_windows=1, final_eval_windows=1), log=lambda m: None, progress=False,
           **SMALL["kuramoto"])
     return out
 

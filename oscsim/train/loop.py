@@ -50,7 +50,9 @@ class TrainConfig:
     eval_every : int
         Steps between validation estimates (and checkpoints).
     eval_windows : int
-        Validation windows per periodic estimate (the final figure uses the whole split).
+        Validation windows per periodic estimate.
+    final_eval_windows : int or None
+        Validation windows of the final figure (None: the whole split).
     seed : int
         Model initialisation and batch sampling.
     """
@@ -64,6 +66,7 @@ class TrainConfig:
     grad_clip: float = 1.0
     eval_every: int = 250
     eval_windows: int = 64
+    final_eval_windows: int | None = None
     seed: int = 0
 
     def __post_init__(self):
@@ -71,6 +74,9 @@ class TrainConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.final_eval_windows is not None and (not isinstance(self.final_eval_windows, int)
+                                                    or self.final_eval_windows < 1):
+            raise ValueError(f"final_eval_windows must be a positive integer or None, got {self.final_eval_windows!r}")
         if not isinstance(self.warmup, int) or self.warmup < 0:
             raise ValueError(f"warmup must be a non-negative integer, got {self.warmup!r}")
         if not self.lr > 0:
@@ -201,7 +207,8 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
         log(f"interrupted: saved step {done} to {out}; run the same command to resume")
         raise
     bar.close()
-    val = evaluate_bpc(net, corp.valid, seq_len, device=device, progress=progress)
+    val = evaluate_bpc(net, corp.valid, seq_len, device=device, progress=progress,
+                       max_windows=train_cfg.final_eval_windows)
     return _save(out, net, opt, run_info, train_cfg.steps, history, val, train_cfg, seq_len)
 
 
