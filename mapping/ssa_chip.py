@@ -22,6 +22,7 @@ possible coupling K (r = J = 1) is the chip coupling κ. Time is in cycles.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,6 +87,9 @@ def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging
     coupler_gain : (P,), optional
         Multiplicative coupler strength 1 + δ.
     seed : int
+    backend : {'auto', 'cells', 'engine', 'numpy'}
+        'auto'/'cells': the vectorised reduced-cell integrator (:func:`_adler_heun`); 'engine'/'numpy':
+        two-oscillator networks through :func:`mapping._backend.integrate_phase` (same equations).
 
     Returns
     -------
@@ -109,12 +113,41 @@ def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging
     C[:, 1, 0] = kap
     t1 = settle_cycles + averaging_cycles
     n_steps = max(int(np.ceil(t1 * steps_per_cycle)), 1)
+    if backend in ("auto", "cells"):
+        mean_cos, phi = _adler_heun(omega[:, 1] - omega[:, 0], 2 * kap, math.sqrt(2) * float(sigma), t1, n_steps,
+                                    settle_cycles, seed)
+        return AdlerResult(mean_cos=mean_cos, locked=np.abs(phi) < np.pi, backend="cells")
     res = integrate_phase(omega, C, np.zeros((P, 2)), t1=t1, n_steps=n_steps, sigma=sigma, seed=seed,
                           t_start=settle_cycles, backend=backend)
     mean_cos = res.coherence[:, 0, 1]
     phi = res.y_final[:, 1] - res.y_final[:, 0]
     locked = np.abs(phi) < np.pi
     return AdlerResult(mean_cos=mean_cos, locked=locked, backend=res.backend)
+
+
+def _adler_heun(dw, k2, sig, t1, n_steps, t_start, seed):
+    """Vectorised stochastic Heun for P reduced cells dφ = (Δω − 2κ sin φ) dt + √2 σ dW (φ = θ_j − θ_i).
+
+    The same equations as the two-oscillator networks the engine would integrate (their difference), with
+    the coherence ⟨cos φ⟩ accumulated after ``t_start``. Used because the engine's cost per group dominates
+    for two-oscillator groups (about 1 µs per group and step on 2 cores, vs a few ns here).
+    """
+    rng = np.random.default_rng(seed)
+    dt = t1 / n_steps
+    phi = np.zeros_like(dw)
+    acc = np.zeros_like(dw)
+    start = int(np.ceil(t_start / dt - 1e-9))
+    n_avg = 0
+    sq = math.sqrt(dt) * sig
+    for k in range(n_steps):
+        f0 = dw - k2 * np.sin(phi)
+        dW = sq * rng.standard_normal(phi.shape) if sig > 0 else 0.0
+        pred = phi + f0 * dt + dW
+        phi = phi + 0.5 * (f0 + dw - k2 * np.sin(pred)) * dt + dW
+        if k + 1 > start:
+            acc += np.cos(phi)
+            n_avg += 1
+    return acc / max(n_avg, 1), phi
 
 
 @dataclass
