@@ -30,9 +30,10 @@ def y0():
     return np.random.default_rng(1).uniform(0, 2 * np.pi, (G, N))
 
 
-@pytest.mark.parametrize("general", [False, True])
 @pytest.mark.parametrize(
-    "solver, name", [(RK4(), "rk4"), (Heun(), "heun"), (EulerMaruyama(), "euler_maruyama")]
+    "solver, name, general",
+    [(RK4(), "rk4", False), (Heun(), "heun", False), (EulerMaruyama(), "euler_maruyama", False),
+     (RK4(), "rk4", True), (EulerMaruyama(), "euler_maruyama", True)],
 )
 def test_engine_equals_numpy_deterministic(solver, name, general):
     net = network(general=general)
@@ -41,9 +42,10 @@ def test_engine_equals_numpy_deterministic(solver, name, general):
     np.testing.assert_allclose(sol.ys, ref, rtol=0, atol=1e-10)
 
 
-@pytest.mark.parametrize("general", [False, True])
 @pytest.mark.parametrize(
-    "solver, name", [(EulerMaruyama(), "euler_maruyama"), (StochasticHeun(), "stochastic_heun"), (SRA1(), "sra1")]
+    "solver, name, general",
+    [(EulerMaruyama(), "euler_maruyama", False), (StochasticHeun(), "stochastic_heun", False), (SRA1(), "sra1", False),
+     (EulerMaruyama(), "euler_maruyama", True), (SRA1(), "sra1", True)],
 )
 def test_engine_equals_numpy_same_noise(solver, name, general):
     sigma = np.linspace(0.1, 0.5, N)
