@@ -63,6 +63,8 @@ def register_eval(subparsers) -> None:
     p.add_argument("--data", default=None, help="data file, for checkpoints trained on enwik8 or a text file")
     p.add_argument("--device", default="cpu")
     p.add_argument("--split", default="both", choices=("valid", "test", "both"))
+    p.add_argument("--max-windows", type=int, default=None,
+                   help="score only the first N context windows of each split (default: the whole split)")
     p.add_argument("--json", action="store_true", help="print JSON (keys val_bpc, test_bpc)")
     p.set_defaults(func=_run_eval)
 
@@ -77,13 +79,18 @@ def _run_eval(args: argparse.Namespace) -> int:
     corp = load_corpus(corpus, args.data if args.data is not None else meta.get("data"))
     seq_len = model.config.seq_len
     corp.check_length(seq_len)
+    if args.max_windows is not None and args.max_windows < 1:
+        raise ValueError(f"--max-windows must be >= 1, got {args.max_windows}")
     progress = not args.json and sys.stderr.isatty()
     res = {"checkpoint": str(args.checkpoint), "model": meta["model"], "corpus": corpus,
+           "windows": args.max_windows,
            "n_parameters": meta.get("n_parameters"), "step": meta.get("step"), "tokens": meta.get("tokens")}
     if args.split in ("valid", "both"):
-        res["val_bpc"] = evaluate_bpc(model, corp.valid, seq_len, device=args.device, progress=progress)
+        res["val_bpc"] = evaluate_bpc(model, corp.valid, seq_len, device=args.device, progress=progress,
+                                      max_windows=args.max_windows)
     if args.split in ("test", "both"):
-        res["test_bpc"] = evaluate_bpc(model, corp.test, seq_len, device=args.device, progress=progress)
+        res["test_bpc"] = evaluate_bpc(model, corp.test, seq_len, device=args.device, progress=progress,
+                                       max_windows=args.max_windows)
     print(json.dumps(res) if args.json else "\n".join(f"{k}: {v}" for k, v in res.items()))
     return 0
 
