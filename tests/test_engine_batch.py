@@ -102,6 +102,10 @@ def test_custom_ode_harmonic_oscillator():
     assert np.all(sol.stats["n_accepted"] > 0)
     sol = simulate(model, RK4(), 0, 2.0, 0.01, y0)
     np.testing.assert_allclose(sol.y_final[:, 0], np.cos(2.0 * w[:, 0]), atol=1e-6)
+    # a module-level rhs gets a disk-cached loop (no compilation in the next process)
+    from oscsim.engine._custom_cache import cached_custom_loop
+
+    assert cached_custom_loop(_harmonic, RK4(), adaptive=False) is not None
 
 
 def test_generated_kernels_are_current():

@@ -22,13 +22,20 @@ def get_fixed_loop(model_key, drift, phases, solver):
     """The parallel fixed-step loop for a model kernel and a solver.
 
     Built-in models use the pre-generated, disk-cached kernels of `oscsim.engine._kernels`; a `CustomODE`
-    gets a loop compiled for its right-hand side (once per process and solver).
+    gets a disk-cached loop when its right-hand side is a module-level function (`_custom_cache`), else one
+    compiled in this process.
     """
     from . import _kernels
 
     name = _kernels.fixed_name(model_key, solver)
     if name is not None:
         return getattr(_kernels, name)
+    if model_key[0] == "custom":
+        from ._custom_cache import cached_custom_loop
+
+        fn = cached_custom_loop(model_key[1], solver, adaptive=False)
+        if fn is not None:
+            return fn
     key = ("fixed", model_key, solver._kernel_key())
     fn = _CACHE.get(key)
     if fn is None:
@@ -42,6 +49,12 @@ def get_adaptive_loop(model_key, drift, solver):
     name = _kernels.adaptive_name(model_key, solver)
     if name is not None:
         return getattr(_kernels, name)
+    if model_key[0] == "custom":
+        from ._custom_cache import cached_custom_loop
+
+        fn = cached_custom_loop(model_key[1], solver, adaptive=True)
+        if fn is not None:
+            return fn
     key = ("adaptive", model_key, solver._kernel_key())
     fn = _CACHE.get(key)
     if fn is None:

@@ -31,8 +31,11 @@ class CustomODE:
 
     Notes
     -----
-    Each distinct ``rhs`` compiles its own time loop once per solver (seconds); reuse the same function
-    object across runs. `SaveSummary` keeps only the final state (a general state has no phase).
+    Each ``rhs`` compiles its own time loop once per solver (10–20 s). When ``rhs`` is defined at module
+    level (importable as ``module.name``) the loop is cached on disk (``$OSCSIM_KERNEL_CACHE``, default
+    ``~/.cache/oscsim/kernels``) and later processes load it in well under a second; a closure or a function
+    defined in ``__main__`` compiles in every process. `SaveSummary` keeps only the final state (a general
+    state has no phase).
     """
 
     rhs: object
