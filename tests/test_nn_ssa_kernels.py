@@ -58,12 +58,21 @@ def test_tiled_matches_dense_forward_and_gradients(F, causal, boundary):
         assert _rel(x, y) < 1e-9, name
 
 
-def test_tiled_through_functional_api_float32():
-    om, th, v, a, K = (t.detach() for t in _inputs(64, B=1, H=2, N=300, d=64, scale=0.1))
-    ref = ssa_attention(om, th, v, a, K, impl="dense")
-    got = ssa_attention(om.float(), th.float(), v.float(), a.float(), K.float(), impl="tiled")
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_tiled_float32_fast_path(causal):
+    # float32 uses the exp2 / two-buffer form of the tile; compare with the float64 dense form.
+    om, th, v, a, K = (t.detach() for t in _inputs(64, B=1, H=3, N=300, d=64, scale=0.08))
+    locked = ssa_components(om, th, a, K, causal=causal).locked.double().mean()
+    assert 0.05 < locked < 0.95
+    ref = ssa_attention(om, th, v, a, K, causal=causal, impl="dense")
+    args = (om.float(), th.float(), v.float(), a.float(), K.float())
+    got = ssa_attention(*args, causal=causal, impl="tiled")
     assert got.dtype == torch.float32
     assert _rel(got.double(), ref) < 1e-5
+    # one head per chunk, several query blocks dealt out to worker threads: same numbers
+    c = _coupling_scale(args[1], args[4], causal)
+    split = ssa_tiled(args[0], args[2], args[3], c, causal=causal, block_q=32, tile_elements=1)
+    assert _rel(split.double(), ref) < 1e-5
 
 
 def test_gradients_match_finite_differences():
