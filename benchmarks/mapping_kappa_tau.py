@@ -22,6 +22,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("checkpoint", nargs="?", default="kuramoto-tiny")
     p.add_argument("--config", default=None)
+    p.add_argument("--device", default=None, help="override the config's device preset")
     p.add_argument("--windows", type=int, default=2)
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--kappa-tau", type=float, nargs="*",
@@ -34,6 +35,8 @@ def main(argv=None) -> int:
 
     model, _ = load_model(args.checkpoint)
     base = load_config(args.config) if args.config else ChipConfig()
+    if args.device:
+        base = base.replace(device=args.device)
     x, y = _validation_tokens(model.config.to_dict(), args.windows * model.config.seq_len)
     rows = []
     t0 = time.perf_counter()

@@ -29,6 +29,15 @@ def _profile(name: str):
     elif name == "spin-torque":
         params, coupler = hw.vortex_stno(), None
         src = "hw_models.vortex_stno()"
+    elif name == "ideal":
+        params = hw.ideal_oscillator()
+        h = np.asarray(params.harmonics, dtype=float)
+        d = dict(f0_hz=float(hw.free_running_frequency(params)), phase_diffusion_rad2_per_s=float(hw.phase_diffusion(params)),
+                 freq_spread_rel=float(params.sigma_f_rel), harmonics=tuple(tuple(r) for r in h / h[0, 0]),
+                 src="hw_models.ideal_oscillator()")
+        if params.power_w > 0:
+            d["power_w"] = float(params.power_w)
+        return d
     else:
         return None
     f0 = float(hw.free_running_frequency(params))
@@ -113,6 +122,9 @@ def profile(name, fallback):
     d = dict(d)
     src = d.pop("src")
     sources = dict(fallback.sources)
+    sources.update({k: f"{src}: {k} from hw_models" for k in d if k != "src"})
+    if name == "ideal":
+        return replace(fallback, **d, sources=sources)
     sources.update({
         "f0_hz": f"{src}: hw_models.free_running_frequency",
         "phase_diffusion_rad2_per_s": f"{src}: hw_models.phase_diffusion (Var = D t)",

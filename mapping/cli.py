@@ -93,7 +93,7 @@ def simulate_report(chip, x, y, *, seed=0, progress=None, gpu="H100-SXM") -> dic
         "checkpoint": chip.model_info.get("checkpoint"),
         "model": chip.model_info.get("name"),
         "device": chip.device.name,
-        "ideal": chip.config == chip.config.idealised(),
+        "ideal": chip.config == chip.config.idealised(kappa_tau=None),
         "n_tokens": int(x.numel()),
         "seq_len": int(x.shape[1]),
         "bpc_closed_form": b["bpc_closed_form"],

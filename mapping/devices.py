@@ -192,7 +192,7 @@ def device_profile(name: str, *, f0_hz: float | None = None, use_hw_models: bool
     """
     if name not in FALLBACK_PROFILES:
         raise ValueError(f"unknown device {name!r}; valid: {', '.join(FALLBACK_PROFILES)}")
-    prof = (_from_hw_models(name) if use_hw_models and name != "ideal" else None) or FALLBACK_PROFILES[name]
+    prof = (_from_hw_models(name) if use_hw_models else None) or FALLBACK_PROFILES[name]
     if prof is FALLBACK_PROFILES[name] and name in HW_ERRORS:
         prof = replace(prof, sources={**prof.sources, "fallback": f"hw_models unavailable ({HW_ERRORS[name]})"})
     if f0_hz is not None and float(f0_hz) != prof.f0_hz:

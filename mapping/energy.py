@@ -191,8 +191,10 @@ def measure_gpu_energy(model, tokens, *, repeats: int = 200) -> dict | None:
     try:
         pynvml.nvmlInit()
         handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+        import copy
+
         dev = torch.device("cuda")
-        m = model.to(dev)
+        m = copy.deepcopy(model).to(dev)  # the caller's model stays where it is
         tok = torch.as_tensor(tokens, dtype=torch.long, device=dev)
         with torch.no_grad():
             if type(m).__name__ == "KuramotoLM":
