@@ -3,7 +3,7 @@
 Notes
 -----
 Per (sequence b, head h, coordinate j) the chip holds T oscillators, started at the token phases θ_{·,j}
-(phase injection) and coupled by C_{t,u} = κ Q_c(A_{t,u}) (1 + δ_{t,u}) with receive gain Q_g(v_{t,j}) (a
+(phase injection) and coupled by C_{t,u} = κ Q_c(A_{t,u}) (1 + δ_{t,u}) for u < t (no self-coupler) with receive gain Q_g(v_{t,j}) (a
 negative gain is an inverting coupler). In the frame rotating at the nominal 2π f₀, with residual frequency
 errors ε_t (mismatch left after trimming), time in cycles,
 
@@ -133,6 +133,8 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
         Aq = m * coupling_q(A / m)  # (B, h, T, T)
     else:
         Aq = coupling_q(A)
+    # no self-couplers: the diagonal contributes H(0) only (sin 0 = 0), a known offset with no coupler
+    Aq = Aq * (1.0 - np.eye(T))
     C = kappa * np.broadcast_to(Aq[:, :, None, :, :], (B, n_heads, kh, T, T))  # (B, h, kh, T, T)
     banks_gain = [g] + ([np.ones_like(g)] if reference_bank else [])
     coup, omg = [], []
