@@ -93,6 +93,12 @@ def _render(mod_name: str, name: str, solver_cls: str, adaptive: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _codegen_hash() -> str:
+    from ._codegen import sources_hash
+
+    return sources_hash()
+
+
 def cached_custom_loop(rhs, solver, adaptive: bool):
     """The disk-cached loop for ``rhs`` and ``solver``, or None when that is not possible."""
     where = _importable(rhs)
@@ -110,6 +116,7 @@ def cached_custom_loop(rhs, solver, adaptive: bool):
             where[0], where[1], type(solver).__name__, str(adaptive),
             inspect.getsource(rhs.py_func), str(os.path.getmtime(src_file)),
             inspect.getsource(_loop), inspect.getsource(sys.modules[type(solver).__module__]),
+            _codegen_hash(),
         ):
             h.update(part.encode())
         text = _render(where[0], where[1], type(solver).__name__, adaptive)
