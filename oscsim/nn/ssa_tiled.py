@@ -31,6 +31,7 @@ Attention dropout is not applied (the weights are never formed); see
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
@@ -40,10 +41,10 @@ from oscsim.nn.ssa_functional import BOUNDARIES, EPS, SMOOTH_FLOOR, _ratio_floor
 
 __all__ = ["ssa_tiled", "TILE_ELEMENTS"]
 
-TILE_ELEMENTS = 1 << 18
-"""Default elements per tile (heads x block_q x block_k): 1 MiB in float32, cache-sized."""
+TILE_ELEMENTS = 1 << 17
+"""Default elements per tile (heads x block_q x block_k): 512 KiB in float32, cache-sized."""
 
-_DEFAULT_BLOCK_Q = 64
+_DEFAULT_BLOCK_Q = 32
 _DEFAULT_BLOCK_K = 4096
 
 
@@ -150,45 +151,95 @@ def _run_split(fn, chunks, iblocks, *, split_rows=True):
 
 
 def _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements):
-    BH, N, _ = omega.shape
+    BH, N, F = omega.shape
     floor = _ratio_floor(omega.dtype)
     a3 = alpha.view(BH, 1, 1)
     out = torch.empty_like(value)
     Z = torch.empty(BH, N, dtype=omega.dtype, device=omega.device)
     bk, chunks, iblocks = _plan(BH, N, block_q, block_k, tile_elements)
 
-    def run(chunk, blocks):
-        h0, h1 = chunk
-        om, v, cc = omega[h0:h1], value[h0:h1], c[h0:h1].unsqueeze(-1)
+    def prepare(h0, h1):
+        """Key vectors and constants of one head chunk."""
+        om, cc = omega[h0:h1], c[h0:h1].unsqueeze(-1)
         sq = om.pow(2).sum(dim=-1, keepdim=True)
-        Wb = torch.cat([2 * om, -torch.ones_like(sq), -sq], dim=-1)  # keys [2ω, −1, −‖ω‖²]
+        Wb = torch.empty(h1 - h0, N, F + 2, dtype=om.dtype, device=om.device)  # keys [2ω, −1, −‖ω‖²]
+        torch.mul(om, 2.0, out=Wb[..., :F])
+        Wb[..., F] = -1.0
+        torch.neg(sq, out=Wb[..., F + 1:])
         fast = boundary == "reference" and floor == 0.0 and bool((cc > _FAST_MIN_C).all())
-        if fast:
-            kappa = a3[h0:h1] * _LOG2E
-            c_s, eps_s = cc * kappa.sqrt(), kappa.sqrt() * EPS
-        for i0, i1 in blocks:
-            # queries [ω, ‖ω‖², 1]: the product with the keys is 2ω_i·ω_j − ‖ω_i‖² − ‖ω_j‖² = −Δω²
-            Wa = torch.cat([om[:, i0:i1], sq[:, i0:i1], torch.ones_like(sq[:, i0:i1])], dim=-1)
-            if fast:
-                Wa = Wa * kappa
-            acc = z = None
-            for j0 in range(0, i1 if causal else N, bk):
-                j1 = min(N, j0 + bk)
-                keep = _causal_keep(i0, i1, j0, j1, omega.device) if causal else None
-                if fast:
-                    S = _tile_S_fast(Wa, Wb[:, j0:j1], c_s[:, i0:i1], eps_s, keep)
-                else:
-                    S = _tile_S(Wa, Wb[:, j0:j1], a3[h0:h1], cc[:, i0:i1], floor, boundary, keep)
-                zs, av = S.sum(dim=-1), torch.bmm(S, v[:, j0:j1])
-                acc, z = (av, zs) if acc is None else (acc.add_(av), z.add_(zs))
-            if fast:  # rows of c_s S: divide c_s out
-                acc.div_(c_s[:, i0:i1])
-                z.div_(c_s[:, i0:i1, 0])
-            z.add_(EPS)
-            Z[h0:h1, i0:i1] = z
-            out[h0:h1, i0:i1] = acc.div_(z.unsqueeze(-1))
+        kappa = a3[h0:h1] * _LOG2E
+        return dict(sq=sq, Wb=Wb, cc=cc, fast=fast, kappa=kappa, c_s=cc * kappa.sqrt(), eps_s=kappa.sqrt() * EPS)
 
-    _run_split(run, chunks, iblocks)
+    def task(h0, h1, i0, i1, p):
+        om, v = omega[h0:h1], value[h0:h1]
+        sq, Wb, cc, fast, c_s = p["sq"], p["Wb"], p["cc"], p["fast"], p["c_s"]
+        # queries [ω, ‖ω‖², 1]: the product with the keys is 2ω_i·ω_j − ‖ω_i‖² − ‖ω_j‖² = −Δω²
+        Wa = torch.cat([om[:, i0:i1], sq[:, i0:i1], torch.ones_like(sq[:, i0:i1])], dim=-1)
+        if fast:
+            Wa.mul_(p["kappa"])
+        acc = z = None
+        for j0 in range(0, i1 if causal else N, bk):
+            j1 = min(N, j0 + bk)
+            keep = _causal_keep(i0, i1, j0, j1, om.device) if causal else None
+            if fast:
+                S = _tile_S_fast(Wa, Wb[:, j0:j1], c_s[:, i0:i1], p["eps_s"], keep)
+            else:
+                S = _tile_S(Wa, Wb[:, j0:j1], a3[h0:h1], cc[:, i0:i1], floor, boundary, keep)
+            zs, av = S.sum(dim=-1), torch.bmm(S, v[:, j0:j1])
+            del S
+            acc, z = (av, zs) if acc is None else (acc.add_(av), z.add_(zs))
+        if fast:  # rows of c_s S: divide c_s out
+            acc.div_(c_s[:, i0:i1])
+            z.div_(c_s[:, i0:i1, 0])
+        z.add_(EPS)
+        Z[h0:h1, i0:i1] = z
+        out[h0:h1, i0:i1] = acc.div_(z.unsqueeze(-1))
+
+    tasks = [(ch, ib) for ch in chunks for ib in iblocks]
+    workers = min(torch.get_num_threads(), len(tasks)) if omega.device.type == "cpu" else 1
+    if workers <= 1:
+        for h0, h1 in chunks:
+            p = prepare(h0, h1)
+            for i0, i1 in iblocks:
+                task(h0, h1, i0, i1, p)
+        return out, Z
+
+    # Single-threaded workers pull (head chunk, query block) tasks in order from a shared queue: one
+    # parallel region per call instead of one per tensor operation (on a busy machine, thousands of small
+    # OpenMP regions each wait for the slowest core), and no barrier a descheduled worker could stall.
+    # A chunk's key vectors are built by the first worker that needs them and freed after its last block,
+    # so at most about one chunk per worker is alive. Workers write disjoint rows: the result does not
+    # depend on the number of threads.
+    lock = threading.Lock()
+    queue = iter(tasks)
+    prepared: dict = {}  # chunk -> [data, blocks left]
+
+    def work():
+        torch.set_num_threads(1)
+        with torch.no_grad():  # grad mode is thread-local; the autograd.Function handles the graph
+            while True:
+                with lock:
+                    item = next(queue, None)
+                    if item is None:
+                        return
+                    ch, (i0, i1) = item
+                    if ch not in prepared:
+                        prepared[ch] = [prepare(*ch), len(iblocks)]
+                    p = prepared[ch][0]
+                task(*ch, i0, i1, p)
+                with lock:
+                    prepared[ch][1] -= 1
+                    if prepared[ch][1] == 0:
+                        del prepared[ch]
+                del p
+
+    prev_threads = torch.get_num_threads()
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            for f in [pool.submit(work) for _ in range(workers)]:
+                f.result()
+    finally:
+        torch.set_num_threads(prev_threads)
     return out, Z
 
 
