@@ -6,8 +6,7 @@ value gate of the coordinate), integrated for a settle time τ_s. Prints JSON: g
 pair-updates per second (dense-equivalent N² and effective = nonzero lower triangle), the engine flop rate
 as a fraction of a float64 matrix product timed in the same run, and the same run with the triangular
 structure hidden (an explicit zero upper triangle is skipped by the kernel's per-block column bounds; a
-dense matrix is not), and with `SharedCouplingPhaseNetwork`, which integrates the 16 coordinates of a
-(sequence, head) together so that A is read once for all of them (C = κ diag(v) A).
+dense matrix is not).
 
     python benchmarks/attention_layer_sim.py [--seqs 8 --heads 4 --coords 16 --T 128 --steps 100]
 """
@@ -21,7 +20,7 @@ import time
 import numpy as np
 
 from oscsim.bench.integrator import gemm_rate
-from oscsim.engine import EulerMaruyama, Heun, PhaseNetwork, SaveAt, SharedCouplingPhaseNetwork, simulate
+from oscsim.engine import EulerMaruyama, Heun, PhaseNetwork, SaveAt, simulate
 
 
 def layer_problem(seqs, heads, coords, T, kappa=1.0, seed=0):
@@ -36,7 +35,7 @@ def layer_problem(seqs, heads, coords, T, kappa=1.0, seed=0):
     G = seqs * heads * coords
     theta0 = rng.uniform(0, 2 * np.pi, (G, T))
     omega = np.zeros((G, T))  # rotating frame: natural frequencies are removed by the readout
-    return C.reshape(G, T, T), omega, theta0, (kappa * A.reshape(seqs * heads, T, T), v.reshape(seqs * heads, coords, T))
+    return C.reshape(G, T, T), omega, theta0
 
 
 def time_run(net, solver, y0, steps, dt, repeats, seed=0):
@@ -62,7 +61,7 @@ def main(argv=None):
     p.add_argument("--sigma", type=float, default=0.0, help="phase noise (0: Heun, >0: Euler-Maruyama)")
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args(argv)
-    C, omega, y0, (A, v) = layer_problem(args.seqs, args.heads, args.coords, args.T)
+    C, omega, y0 = layer_problem(args.seqs, args.heads, args.coords, args.T)
     G, N = y0.shape
     solver = Heun() if args.sigma == 0 else EulerMaruyama()
     evals = 2 if args.sigma == 0 else 1
@@ -72,12 +71,8 @@ def main(argv=None):
     tri = PhaseNetwork(omega=omega, coupling=C, sigma=args.sigma)
     dense = PhaseNetwork(omega=omega, coupling=C + 1e-300 * np.triu(np.ones((N, N)), 1), sigma=args.sigma)
     eff_pairs = N * (N + 1) / 2
-    shared = SharedCouplingPhaseNetwork(omega=0.0, coupling=A, gain=v, channels=args.coords, sigma=args.sigma)
-    y0_shared = y0.reshape(A.shape[0], args.coords * N)
-    cases = (("lower_triangular", tri, eff_pairs, y0), ("dense_layout", dense, N * N, y0),
-             ("shared_A_channels", shared, eff_pairs, y0_shared))
-    for name, net, pairs, yy in cases:
-        t = time_run(net, solver, yy, args.steps, args.dt, args.repeats)
+    for name, net, pairs in (("lower_triangular", tri, eff_pairs), ("dense_layout", dense, N * N)):
+        t = time_run(net, solver, y0, args.steps, args.dt, args.repeats)
         evals_total = G * args.steps * evals
         res[name] = {
             "seconds": t,
@@ -87,7 +82,7 @@ def main(argv=None):
             "gemm_fraction_effective": 4 * evals_total * pairs / t / gemm,
         }
     gemm = max(gemm, gemm_rate())
-    for name, *_ in cases:
+    for name in ("lower_triangular", "dense_layout"):
         res[name]["gemm_fraction_effective"] = 4 * res[name]["pair_updates_per_s_effective"] / gemm
     res["gemm_flops_per_s"] = gemm
     print(json.dumps(res, indent=2))
