@@ -77,3 +77,11 @@ def test_engine_vs_brian2_noise_statistics():
         assert abs(np.var(x, ddof=1) - sigma**2 * T) < 4 * sd
     # and the two samples are not distinguishable from each other (F-ratio within a wide band)
     assert 0.7 < np.var(e) / np.var(b) < 1.4
+
+
+def test_engine_equals_numpy_harmonics_without_lags():
+    rng = np.random.default_rng(3)
+    net = PhaseNetwork(omega=rng.standard_normal(N), coupling=rng.standard_normal((N, N)) / N,
+                       harmonics=[[0.8, 0.1], [0.0, 0.4]])
+    sol = simulate(net, RK4(), 0.0, STEPS * DT, DT, y0())
+    np.testing.assert_allclose(sol.ys, simulate_numpy(net, "rk4", 0.0, DT, STEPS, y0()), rtol=0, atol=1e-10)
