@@ -176,6 +176,6 @@ def test_bundled_checkpoint_ideal_bpc():
     from mapping.cli import _validation_tokens
 
     chip = compile("kuramoto-tiny", ChipConfig().idealised())
-    x, y = _validation_tokens(chip.model_info["config"], 256)
+    x, y = _validation_tokens(chip.model_info["config"], 512)
     b = run(chip, x, progress=False).bpc(y)
     assert abs(b["bpc_chip"] - b["bpc_closed_form"]) <= 0.01
