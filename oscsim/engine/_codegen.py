@@ -1,4 +1,4 @@
-"""Writes `_kernels.py`: one disk-cached parallel loop per (built-in model kernel, solver).
+"""Writes `_kernels.py`: one disk-cached group loop per (built-in model kernel, solver).
 
 Numba cannot cache closures or functions that take other compiled functions as arguments, so each
 combination is spelled out as a top-level function naming its step and drift as globals. Run
@@ -109,7 +109,7 @@ def render() -> str:
         f"Sources hash: {sources_hash()} (a change in any inlined source regenerates this file and so",
         "invalidates Numba's disk cache).",
         "",
-        "One disk-cached parallel time loop per (built-in model kernel, solver); see `_loop.py` for the body.",
+        "One disk-cached time loop over a strided set of groups per (built-in model kernel, solver); see `_loop.py` for the body.",
         '"""',
         "",
         "# ruff: noqa",
@@ -161,9 +161,9 @@ def render() -> str:
                 _specialise("group_fixed", f"_g_fixed__{key}__{cls}", f"_step__{key}__{cls}", drift, ph),
                 "",
                 "",
-                "@nb.njit(cache=True, parallel=True)",
-                f"def fixed__{key}__{cls}({_wrap(FIXED_ARGS, '    ')}):",
-                "    for gp in nb.prange(y0.shape[0]):",
+                "@nb.njit(cache=True, nogil=True)",
+                f"def fixed__{key}__{cls}(g_first, g_step, {_wrap(FIXED_ARGS, '    ')}):",
+                "    for gp in range(g_first, y0.shape[0], g_step):",
                 f"        _g_fixed__{key}__{cls}(np.int64(gp), {_wrap(FIXED_ARGS, '            ')})",
             ]
         for cls, smod in ADAPTIVE_SOLVERS.items():
@@ -176,9 +176,9 @@ def render() -> str:
                 _specialise("group_adaptive", f"_g_adaptive__{key}__{cls}", f"_step__{key}__{cls}", drift, None),
                 "",
                 "",
-                "@nb.njit(cache=True, parallel=True)",
-                f"def adaptive__{key}__{cls}({_wrap(ADAPTIVE_ARGS, '    ')}):",
-                "    for gp in nb.prange(y0.shape[0]):",
+                "@nb.njit(cache=True, nogil=True)",
+                f"def adaptive__{key}__{cls}(g_first, g_step, {_wrap(ADAPTIVE_ARGS, '    ')}):",
+                "    for gp in range(g_first, y0.shape[0], g_step):",
                 f"        _g_adaptive__{key}__{cls}(np.int64(gp), {_wrap(ADAPTIVE_ARGS, '            ')})",
             ]
     return "\n".join(lines) + "\n"

@@ -75,9 +75,9 @@ def _render(mod_name: str, name: str, solver_cls: str, adaptive: bool) -> str:
             _codegen._specialise("group_adaptive", "_group", "_step", "_drift", None),
             "",
             "",
-            "@nb.njit(cache=True, parallel=True)",
-            f"def loop({_codegen.ADAPTIVE_ARGS}):",
-            "    for gp in nb.prange(y0.shape[0]):",
+            "@nb.njit(cache=True, nogil=True)",
+            f"def loop(g_first, g_step, {_codegen.ADAPTIVE_ARGS}):",
+            "    for gp in range(g_first, y0.shape[0], g_step):",
             f"        _group(np.int64(gp), {_codegen.ADAPTIVE_ARGS})",
         ]
     else:
@@ -85,9 +85,9 @@ def _render(mod_name: str, name: str, solver_cls: str, adaptive: bool) -> str:
             _codegen._specialise("group_fixed", "_group", "_step", "_drift", "_no_phases"),
             "",
             "",
-            "@nb.njit(cache=True, parallel=True)",
-            f"def loop({_codegen.FIXED_ARGS}):",
-            "    for gp in nb.prange(y0.shape[0]):",
+            "@nb.njit(cache=True, nogil=True)",
+            f"def loop(g_first, g_step, {_codegen.FIXED_ARGS}):",
+            "    for gp in range(g_first, y0.shape[0], g_step):",
             f"        _group(np.int64(gp), {_codegen.FIXED_ARGS})",
         ]
     return "\n".join(lines) + "\n"

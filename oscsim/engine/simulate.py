@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from ._loop import get_adaptive_loop, get_fixed_loop
+from ._loop import get_adaptive_loop, get_fixed_loop, run_groups
 from .custom_ode import CustomODE
 from .phase_network import PhaseNetwork
 from .saving import SaveAt, SaveEvery, SaveSummary
@@ -211,10 +211,11 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
 
     loop = get_fixed_loop(model_key, drift, phases, solver)
     tic = time.perf_counter()
-    loop(ystate, t0, dt, np.int64(n_steps), h_last, tgrid, P, sig, noisy, bool(solver.needs_area and noisy),
-         seed_u, np.int64(brownian_substeps), np.int64(model._work_size()), np.int64(max(solver.n_stages, 1)),
-         save_steps, ys, summ_on, np.int64(summ_start), np.int64(summ_every), mean_re, mean_im, coh, n_summ,
-         yfin, fail_step, fail_t)
+    run_groups(loop, G, (
+        ystate, t0, dt, np.int64(n_steps), h_last, tgrid, P, sig, noisy, bool(solver.needs_area and noisy),
+        seed_u, np.int64(brownian_substeps), np.int64(model._work_size()), np.int64(max(solver.n_stages, 1)),
+        save_steps, ys, summ_on, np.int64(summ_start), np.int64(summ_every), mean_re, mean_im, coh, n_summ,
+        yfin, fail_step, fail_t))
     stats["wall_time_s"] = time.perf_counter() - tic
     stats["n_steps"] = n_steps
     failed = np.flatnonzero(fail_step >= 0)
@@ -273,9 +274,10 @@ def _run_adaptive(model, solver, t0, t1, dt, ystate, save, P, drift, model_key, 
     fail_t = np.zeros(G)
     loop = get_adaptive_loop(model_key, drift, solver)
     tic = time.perf_counter()
-    loop(ystate, t0, dt, targets, save_flag, P, np.int64(model._work_size()), np.int64(solver.n_stages),
-         float(solver.rtol), float(solver.atol), np.int64(solver.max_steps), ys, yfin, n_acc, n_rej,
-         fail_code, fail_t)
+    run_groups(loop, G, (
+        ystate, t0, dt, targets, save_flag, P, np.int64(model._work_size()), np.int64(solver.n_stages),
+        float(solver.rtol), float(solver.atol), np.int64(solver.max_steps), ys, yfin, n_acc, n_rej,
+        fail_code, fail_t))
     stats["wall_time_s"] = time.perf_counter() - tic
     stats["n_accepted"] = n_acc
     stats["n_rejected"] = n_rej
