@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
-
-import numpy as np
+from dataclasses import dataclass
 
 from ._checks import as_real_array, check_nonnegative
 

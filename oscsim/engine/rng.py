@@ -15,7 +15,6 @@ from ._coupling import sincos
 
 __all__ = ["brownian_increments", "standard_normals"]
 
-_U = nb.uint64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
