@@ -3,7 +3,7 @@
 JSON layout (``format: "oscsim-chip/1"``)::
 
     {"format", "kind", "config", "device", "model": {name, checkpoint, config, fingerprint},
-     "timebase": {...}, "static_digital": [{"name", "shape"}], "resources": {...},
+     "timebase": {...}, "static_digital": [{"name", "shape"}], "resources": {...}, "coupling_rule": {...},
      "layers": [{"index", "kind", "n_heads", "head_dim", "max_tokens", "banks", "oscillator_shape",
                  "lambda", "coupling_quantiser", "gain_quantiser",
                  "freq_trim_code": {"shape", "data"}, "freq_residual_rel": {"shape", "data"},
@@ -210,6 +210,8 @@ class Chip:
         Weights that stay digital (name and shape).
     resources : dict
         Totals: oscillators, couplers, coupler_bits, readout_channels, gain_dacs.
+    coupling_rule : dict
+        ``phase_correction``, ``taps``, ``tap_phase_rad``, ``weights`` and the effective ``harmonics`` of H.
     model : torch.nn.Module or None
         The closed-form model the static weights come from (not serialised; resolved from ``model_info`` on
         load).
@@ -223,14 +225,22 @@ class Chip:
     layers: list
     static_digital: list
     resources: dict
+    coupling_rule: dict = field(default_factory=dict)
     model: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def harmonics(self) -> np.ndarray:
+        """(M, 2) effective coupling-function harmonics programmed on the chip (a₁ = 1)."""
+        if self.coupling_rule:
+            return np.asarray(self.coupling_rule["harmonics"], dtype=float)
+        return self.device.harmonics_array()
 
     def to_json(self) -> dict:
         return {
             "format": FORMAT, "kind": self.kind, "config": config_to_dict(self.config),
             "device": self.device.to_dict(), "model": self.model_info, "timebase": self.timebase,
             "static_digital": self.static_digital, "resources": self.resources,
-            "layers": [lm.to_json() for lm in self.layers],
+            "coupling_rule": self.coupling_rule, "layers": [lm.to_json() for lm in self.layers],
         }
 
     def save(self, path: str | Path) -> Path:
@@ -289,7 +299,8 @@ def chip_from_json(d: dict, model=None) -> Chip:
     fmt = d.get("format")
     if fmt != FORMAT:
         raise ValueError(f"unknown chip format {fmt!r}; this version of oscsim reads {FORMAT!r}")
-    need = {"format", "kind", "config", "device", "model", "timebase", "static_digital", "resources", "layers"}
+    need = {"format", "kind", "config", "device", "model", "timebase", "static_digital", "resources", "layers",
+            "coupling_rule"}
     missing, unknown = sorted(need - set(d)), sorted(set(d) - need)
     if missing or unknown:
         raise ValueError(f"missing keys {missing}, unknown keys {unknown}")
@@ -312,8 +323,12 @@ def chip_from_json(d: dict, model=None) -> Chip:
         v = d["timebase"].get(k) if isinstance(d["timebase"], dict) else None
         if not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ValueError(f"timebase.{k} must be a finite number, got {v!r}")
+    rule = d["coupling_rule"]
+    h = np.asarray(rule.get("harmonics") if isinstance(rule, dict) else None, dtype=float)
+    if h.ndim != 2 or h.shape[1] != 2 or not np.all(np.isfinite(h)) or h[0, 0] != 1.0:
+        raise ValueError("coupling_rule.harmonics must be an (M, 2) finite array with a_1 = 1")
     chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
-                layers=layers, static_digital=d["static_digital"], resources=d["resources"])
+                layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule)
     from .compiler import attach_model  # late import: compiler imports this module
 
     attach_model(chip, model)

@@ -50,7 +50,7 @@ def _compare_kuramoto(chip, tokens, layer, head, plot_dir, seed):
     out = kuramoto_chip_step(
         theta.double().numpy(), parts.A.double().numpy(), parts.v.double().numpy(), n_heads=lm.n_heads,
         kappa=cfg.kappa, settle_cycles=cfg.settle_cycles, n_steps=n_steps, coupling_q=lm.coupling_quantiser,
-        gain_q=lm.gain_quantiser, harmonics=chip.device.harmonics_array(), freq_residual=fr if np.any(fr) else None,
+        gain_q=lm.gain_quantiser, harmonics=chip.harmonics, freq_residual=fr if np.any(fr) else None,
         coupler_gain=lm.coupler_gain() if lm.coupler_spread_rel > 0 else None,
         sigma=chip.timebase["sigma_rad_per_sqrt_cycle"], readout=chip_readout(chip),
         seed=layer_seed(seed, 0, layer), reference_bank=lm.banks == 2, save_every=1,

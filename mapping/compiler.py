@@ -76,6 +76,49 @@ def _trim(eps: np.ndarray, sigma: float, bits: int | None):
     return code, eps - code * step
 
 
+def coupling_rule(config: ChipConfig, device) -> dict:
+    """The effective coupling function the chip programs, after the optional phase correction.
+
+    ``two-tap``: the source ring is tapped at node 0 (weight w₁) and at a node of phase offset δ (w₂), so
+    H_eff(Δ) = w₁ H(Δ) + w₂ H(Δ + δ), i.e. c_m → c_m (w₁ + w₂ e^{imδ}) for c_m = a_m + i b_m; δ is the smallest
+    node phase k(π + π/n) (mod 2π) beyond the needed rotation φ* = −arg c₁, and w₂/w₁ = sin φ* / sin(δ − φ*),
+    which makes c₁ real. Harmonics are renormalised to a₁ = 1.
+    """
+    h = device.harmonics_array()
+    rule = {"phase_correction": config.coupling.phase_correction, "taps": 1, "tap_phase_rad": 0.0,
+            "weights": [1.0], "harmonics": [list(map(float, r)) for r in h]}
+    if config.coupling.phase_correction == "none":
+        return rule
+    if not device.name.startswith("ring"):
+        raise ValueError(f"coupling.phase_correction = 'two-tap' needs a ring device (its nodes provide the phase "
+                         f"taps); the device is {device.name!r}")
+    try:
+        import hw_models
+
+        n = int(hw_models.cmos_65nm_ring().n_stages)
+    except Exception:  # noqa: BLE001
+        n = 5  # cmos_65nm_ring default (assumed when hw_models is unavailable)
+    c = h[:, 0] + 1j * h[:, 1]
+    phi = -float(np.angle(c[0]))
+    if abs(phi) < 1e-12:
+        return rule
+    nodes = [((k * (np.pi + np.pi / n)) + np.pi) % (2 * np.pi) - np.pi for k in range(1, n)]
+    cands = [d for d in nodes if np.sign(d) == np.sign(phi) and abs(d) > abs(phi)]
+    if not cands:
+        raise ValueError(f"no ring tap can rotate the coupling function by {phi:.3f} rad")
+    delta = min(cands, key=abs)
+    r = np.sin(phi) / np.sin(delta - phi)
+    w = np.array([1.0, r]) / (1.0 + r)
+    m = np.arange(1, len(c) + 1)
+    ce = c * (w[0] + w[1] * np.exp(1j * m * delta))
+    he = np.stack([ce.real, ce.imag], axis=1)
+    he = he / he[0, 0]
+    he[0, 1] = 0.0  # exact by construction (rounding)
+    rule.update(taps=2, tap_phase_rad=float(delta), weights=[float(x) for x in w],
+                harmonics=[list(map(float, r_)) for r_ in he])
+    return rule
+
+
 def _kuramoto_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float) -> list[LayerMap]:
     mc = model.config
     T, k, h = mc.seq_len, mc.k, mc.n_heads
@@ -180,7 +223,12 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
     coup_sigma = (config.coupling.spread if config.coupling.spread is not None else dev.coupler_spread_rel)
     coup_sigma = coup_sigma if config.mismatch else 0.0
+    rule = coupling_rule(config, dev)
     layers = (_kuramoto_layers if kind == "kuramoto" else _ssa_layers)(model, config, freq_sigma, coup_sigma)
+    if rule["taps"] > 1:
+        for lm in layers:
+            lm.resources["couplers"] *= rule["taps"]
+            lm.resources["coupler_bits"] *= rule["taps"]
     D = dev.diffusion_at(config.temperature_k) if config.noise else 0.0
     timebase = {
         "time_unit": "cycle (1/f0)",
@@ -201,7 +249,7 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
     info = {"name": _model_name(model), "checkpoint": checkpoint, "config": model.config.to_dict(),
             "fingerprint": model_fingerprint(model)}
     chip = Chip(kind=kind, config=config, device=dev, model_info=info, timebase=timebase, layers=layers,
-                static_digital=static, resources=totals)
+                static_digital=static, resources=totals, coupling_rule=rule)
     chip.model = model
     return chip
 

@@ -34,6 +34,7 @@ DEVICES = ("ideal", "ring-macromodel", "ring-circuit", "spin-torque")
 RESPONSES = ("cosine", "triangular")
 SSA_MODES = ("pairwise", "collective")
 NORM_REFERENCES = ("chip", "closed-form")
+PHASE_CORRECTIONS = ("none", "two-tap")
 IDEAL_KAPPA_TAU = 0.01
 """κτ_s [rad] of the ideal limit (``--ideal``): first-order error ≈ 0.3 % of the increment (measured); BPC on short samples is sensitive to rare wrap crossings of the angle feed-forward, so the window is kept well inside the limit."""
 
@@ -84,6 +85,10 @@ class CouplingConfig:
     spread : float or None
         Relative standard deviation of the coupler strengths (mismatch, per physical coupler). None: the
         device preset's value.
+    phase_correction : {'none', 'two-tap'}
+        ``two-tap`` (ring devices): each coupling takes the source ring from two nodes (node phases
+        k(π + π/n)) with weights chosen so the first harmonic of the effective coupling function is a pure
+        sine (cancelling the b₁ cos Δ term of the ring's H); doubles the couplers.
     row_scaled : bool
         Kuramoto: program each row of A relative to its largest entry (A_tu = m_t · Q(A_tu / m_t)), the row
         scale m_t folded into the oscillator's analog receive gain, so the quantiser's levels follow the row
@@ -97,8 +102,10 @@ class CouplingConfig:
     gain_range: float = 4.0
     spread: float | None = None
     row_scaled: bool = True
+    phase_correction: str = "none"
 
     def __post_init__(self):
+        _check_choice("coupling.phase_correction", self.phase_correction, PHASE_CORRECTIONS)
         if not isinstance(self.row_scaled, bool):
             raise ValueError(f"coupling.row_scaled must be true or false, got {self.row_scaled!r}")
         f = _check_pos("coupling.fraction", self.fraction)

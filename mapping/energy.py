@@ -113,6 +113,7 @@ def chip_energy_per_token(chip: Chip, T: int | None = None) -> dict:
     bits_c = cfg.coupling.bits or _ANALOG_BITS
     bits_r = cfg.readout.bits or _ANALOG_BITS
     conv_j = dev.adc_fom_j_per_step * 2**bits_r
+    taps = int(chip.coupling_rule.get("taps", 1)) if chip.coupling_rule else 1
     e = {"oscillators_j": 0.0, "coupler_programming_j": 0.0, "readout_j": 0.0, "digital_periphery_j": 0.0}
     for lm in chip.layers:
         if lm.kind == "kuramoto":
@@ -133,7 +134,7 @@ def chip_energy_per_token(chip: Chip, T: int | None = None) -> dict:
             samples = max(1.0, cfg.ssa.averaging_cycles / cfg.readout.averaging_cycles)
             conversions = 2 * n_osc * samples
         e["oscillators_j"] += n_osc * dev.power_w * t_on / T
-        e["coupler_programming_j"] += n_coup * bits_c * dev.coupler_write_j_per_bit / T
+        e["coupler_programming_j"] += taps * n_coup * bits_c * dev.coupler_write_j_per_bit / T
         e["readout_j"] += conversions * conv_j / T
         cost = attention_cost(chip.kind, mc, T)
         dig = cost["chip_digital_flops"]

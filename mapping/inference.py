@@ -147,7 +147,7 @@ def _kuramoto_override(chip: Chip, stats, seed, batch_idx, backend, info):
     cfg = chip.config
     readout = chip_readout(chip)
     sigma = chip.timebase["sigma_rad_per_sqrt_cycle"]
-    harmonics = chip.device.harmonics_array()
+    harmonics = chip.harmonics
     n_steps = max(int(math.ceil(cfg.settle_cycles * cfg.steps_per_cycle)), 4)
     model = chip.model
 
@@ -252,7 +252,8 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info):
                 dw[sel], thr[sel], lam=lm.lam, settle_cycles=sc.settle_cycles, averaging_cycles=sc.averaging_cycles,
                 steps_per_cycle=spc, k_max=K, coupling_q=lm.coupling_quantiser, sigma=sigma,
                 freq_residual=fr[h_i, i_i, j_i, :] if np.any(fr) else None,
-                coupler_gain=cg[h_i, i_i, j_i] if cg is not None else None, seed=seed, backend=backend)
+                coupler_gain=cg[h_i, i_i, j_i] if cg is not None else None, seed=seed, backend=backend,
+                harmonics=chip.harmonics)
             info["backend"] = res.backend
             S[b_i, h_i, i_i, j_i] = J[sel] * res.mean_cos
             locked[b_i, h_i, i_i, j_i] = res.locked
@@ -270,7 +271,7 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info):
             coupling_q=lm.coupling_quantiser, sigma=sigma,
             freq_residual=np.broadcast_to(fr, (B, H, N)).reshape(B * H, N) if np.any(fr) else None,
             coupler_gain=np.broadcast_to(cg, (B, H, N, N)).reshape(B * H, N, N) if cg is not None else None,
-            seed=seed, backend=backend)
+            seed=seed, backend=backend, harmonics=chip.harmonics)
         info["backend"] = res.backend
         coh = res.coherence.reshape(B, H, N, N)
         mask = np.tril(np.ones((N, N), dtype=bool)) if causal else np.ones((N, N), dtype=bool)

@@ -64,7 +64,8 @@ class AdlerResult:
 
 def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging_cycles: float,
                 steps_per_cycle: int, k_max: float, coupling_q: Quantiser | None = None, sigma: float = 0.0,
-                freq_residual=None, coupler_gain=None, seed: int = 0, backend: str = "auto") -> AdlerResult:
+                freq_residual=None, coupler_gain=None, seed: int = 0, backend: str = "auto",
+                harmonics=((1.0, 0.0),)) -> AdlerResult:
     """Simulate P independent Adler cells (one batched engine call of P two-oscillator networks).
 
     Parameters
@@ -87,6 +88,9 @@ def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging
     coupler_gain : (P,), optional
         Multiplicative coupler strength 1 + δ.
     seed : int
+    harmonics : (M, 2)
+        Device coupling function H (a₁ = 1). For a mutual pair only its odd part matters:
+        dφ = Δω − 2κ Σ_m a_m sin(mφ) (the cos terms cancel).
     backend : {'auto', 'cells', 'engine', 'numpy'}
         'auto'/'cells': the vectorised reduced-cell integrator (:func:`_adler_heun`); 'engine'/'numpy':
         two-oscillator networks through :func:`mapping._backend.integrate_phase` (same equations).
@@ -114,18 +118,19 @@ def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging
     t1 = settle_cycles + averaging_cycles
     n_steps = max(int(np.ceil(t1 * steps_per_cycle)), 1)
     if backend in ("auto", "cells"):
+        odd = tuple(float(a) for a, _ in np.asarray(harmonics, dtype=float))
         mean_cos, phi = _adler_heun(omega[:, 1] - omega[:, 0], 2 * kap, math.sqrt(2) * float(sigma), t1, n_steps,
-                                    settle_cycles, seed)
+                                    settle_cycles, seed, odd)
         return AdlerResult(mean_cos=mean_cos, locked=np.abs(phi) < np.pi, backend="cells")
     res = integrate_phase(omega, C, np.zeros((P, 2)), t1=t1, n_steps=n_steps, sigma=sigma, seed=seed,
-                          t_start=settle_cycles, backend=backend)
+                          t_start=settle_cycles, backend=backend, harmonics=harmonics)
     mean_cos = res.coherence[:, 0, 1]
     phi = res.y_final[:, 1] - res.y_final[:, 0]
     locked = np.abs(phi) < np.pi
     return AdlerResult(mean_cos=mean_cos, locked=locked, backend=res.backend)
 
 
-def _adler_heun(dw, k2, sig, t1, n_steps, t_start, seed):
+def _adler_heun(dw, k2, sig, t1, n_steps, t_start, seed, odd=(1.0,)):
     """Vectorised stochastic Heun for P reduced cells dφ = (Δω − 2κ sin φ) dt + √2 σ dW (φ = θ_j − θ_i).
 
     The same equations as the two-oscillator networks the engine would integrate (their difference), with
@@ -139,11 +144,18 @@ def _adler_heun(dw, k2, sig, t1, n_steps, t_start, seed):
     start = int(np.ceil(t_start / dt - 1e-9))
     n_avg = 0
     sq = math.sqrt(dt) * sig
+    pure = len(odd) == 1 and odd[0] == 1.0
+
+    def g(x):
+        if pure:
+            return np.sin(x)
+        return sum(a * np.sin(m * x) for m, a in enumerate(odd, start=1) if a)
+
     for k in range(n_steps):
-        f0 = dw - k2 * np.sin(phi)
+        f0 = dw - k2 * g(phi)
         dW = sq * rng.standard_normal(phi.shape) if sig > 0 else 0.0
         pred = phi + f0 * dt + dW
-        phi = phi + 0.5 * (f0 + dw - k2 * np.sin(pred)) * dt + dW
+        phi = phi + 0.5 * (f0 + dw - k2 * g(pred)) * dt + dW
         if k + 1 > start:
             acc += np.cos(phi)
             n_avg += 1
@@ -161,7 +173,8 @@ class CollectiveResult:
 
 def ssa1d_collective(omega, thr, *, causal: bool, lam: float, settle_cycles: float, averaging_cycles: float,
                      steps_per_cycle: int, k_max: float, coupling_q: Quantiser | None = None, sigma: float = 0.0,
-                     freq_residual=None, coupler_gain=None, seed: int = 0, backend: str = "auto"):
+                     freq_residual=None, coupler_gain=None, seed: int = 0, backend: str = "auto",
+                     harmonics=((1.0, 0.0),)):
     """Simulate G collective SSA-1D networks (one batched engine call).
 
     Parameters
@@ -196,5 +209,5 @@ def ssa1d_collective(omega, thr, *, causal: bool, lam: float, settle_cycles: flo
     n_steps = max(int(np.ceil(t1 * steps_per_cycle)), 1)
     y0 = np.zeros((G, N))
     res = integrate_phase(om, C, y0, t1=t1, n_steps=n_steps, sigma=sigma, seed=seed, t_start=settle_cycles,
-                          backend=backend)
+                          backend=backend, harmonics=harmonics)
     return CollectiveResult(coherence=res.coherence, freq=(res.y_final - y0) / t1, backend=res.backend)

@@ -144,3 +144,25 @@ def test_cli_compile_simulate_compare(checkpoints, tmp_path, capsys):
 def _json_of(capsys):
     text = capsys.readouterr().out
     return json.loads(text[text.index("{"):])
+
+
+def test_two_tap_phase_correction(model):
+    import dataclasses
+
+    from mapping.compiler import coupling_rule
+    from mapping.devices import device_profile
+
+    base = ChipConfig()
+    two = base.replace(coupling=dataclasses.replace(base.coupling, phase_correction="two-tap"))
+    ring = device_profile("ring-macromodel")
+    rule = coupling_rule(two, ring)
+    h = np.asarray(rule["harmonics"])
+    assert h[0, 0] == 1.0 and h[0, 1] == 0.0 and rule["taps"] == 2
+    # the synthesised first harmonic: c1 (w1 + w2 e^{i delta}) is real
+    c1 = complex(*ring.harmonics_array()[0])
+    w1, w2 = rule["weights"]
+    assert abs((c1 * (w1 + w2 * np.exp(1j * rule["tap_phase_rad"]))).imag) < 1e-12
+    c_none, c_two = compile(model, base), compile(model, two)
+    assert c_two.resources["couplers"] == 2 * c_none.resources["couplers"]
+    with pytest.raises(ValueError, match="ring device"):
+        compile(model, two.replace(device="spin-torque"))
