@@ -48,7 +48,8 @@ class Solution:
         Time average of cos(θ_i − θ_j) over the summary window (`SaveSummary(coherence=True)` only).
     stats : dict
         ``n_steps`` (fixed-step) or ``n_accepted``/``n_rejected`` per group (adaptive), ``n_samples``
-        (summary), ``wall_time_s``, ``compile_time_s``, ``solver``, ``model``.
+        (summary), ``wall_time_s`` (the compiled loop, including compilation on a cold cache), ``solver``,
+        ``model``, ``n_groups``.
     """
 
     ts: np.ndarray
