@@ -85,9 +85,12 @@ def coupling_rule(config: ChipConfig, device) -> dict:
     which makes c₁ real. Harmonics are renormalised to a₁ = 1.
     """
     h = device.harmonics_array()
-    rule = {"phase_correction": config.coupling.phase_correction, "taps": 1, "tap_phase_rad": 0.0,
+    mode = config.coupling.phase_correction
+    if mode == "auto":
+        mode = "two-tap" if device.name.startswith("ring") else "none"
+    rule = {"phase_correction": mode, "taps": 1, "tap_phase_rad": 0.0,
             "weights": [1.0], "harmonics": [list(map(float, r)) for r in h]}
-    if config.coupling.phase_correction == "none":
+    if mode == "none":
         return rule
     if not device.name.startswith("ring"):
         raise ValueError(f"coupling.phase_correction = 'two-tap' needs a ring device (its nodes provide the phase "

@@ -34,7 +34,7 @@ DEVICES = ("ideal", "ring-macromodel", "ring-circuit", "spin-torque")
 RESPONSES = ("cosine", "triangular")
 SSA_MODES = ("pairwise", "collective")
 NORM_REFERENCES = ("chip", "closed-form")
-PHASE_CORRECTIONS = ("none", "two-tap")
+PHASE_CORRECTIONS = ("auto", "none", "two-tap")
 IDEAL_KAPPA_TAU = 0.01
 """κτ_s [rad] of the ideal limit (``--ideal``): first-order error ≈ 0.3 % of the increment (measured); BPC on short samples is sensitive to rare wrap crossings of the angle feed-forward, so the window is kept well inside the limit."""
 
@@ -85,8 +85,8 @@ class CouplingConfig:
     spread : float or None
         Relative standard deviation of the coupler strengths (mismatch, per physical coupler). None: the
         device preset's value.
-    phase_correction : {'none', 'two-tap'}
-        ``two-tap`` (ring devices): each coupling takes the source ring from two nodes (node phases
+    phase_correction : {'auto', 'none', 'two-tap'}
+        ``auto``: ``two-tap`` on ring devices, ``none`` otherwise. ``two-tap`` (ring devices): each coupling takes the source ring from two nodes (node phases
         k(π + π/n)) with weights chosen so the first harmonic of the effective coupling function is a pure
         sine (cancelling the b₁ cos Δ term of the ring's H); doubles the couplers.
     row_scaled : bool
@@ -102,7 +102,7 @@ class CouplingConfig:
     gain_range: float = 4.0
     spread: float | None = None
     row_scaled: bool = True
-    phase_correction: str = "none"
+    phase_correction: str = "auto"
 
     def __post_init__(self):
         _check_choice("coupling.phase_correction", self.phase_correction, PHASE_CORRECTIONS)

@@ -34,8 +34,9 @@ def test_roundtrip(model, chip_file):
         assert np.allclose(a.freq_residual_rel, b.freq_residual_rel, rtol=0, atol=1e-12)
         assert np.array_equal(a.coupler_gain(), b.coupler_gain())
     r = chip.resources
-    assert r["oscillators"] == 2 * 2 * 8 * 16 and r["couplers"] == 2 * 2 * 8 * 16 * 15 // 2
+    assert r["oscillators"] == 2 * 2 * 8 * 16
     assert r["coupler_bits"] == r["couplers"] * 6
+    assert r["couplers"] == 2 * 2 * 2 * 8 * 16 * 15 // 2  # two taps on the ring (phase correction 'auto')
 
 
 def _edit(path, tmp_path, fn):
@@ -162,7 +163,10 @@ def test_two_tap_phase_correction(model):
     c1 = complex(*ring.harmonics_array()[0])
     w1, w2 = rule["weights"]
     assert abs((c1 * (w1 + w2 * np.exp(1j * rule["tap_phase_rad"]))).imag) < 1e-12
-    c_none, c_two = compile(model, base), compile(model, two)
+    none = base.replace(coupling=dataclasses.replace(base.coupling, phase_correction="none"))
+    c_none, c_two = compile(model, none), compile(model, two)
+    assert compile(model, base).coupling_rule["phase_correction"] == "two-tap"  # auto on a ring
+    assert compile(model, base.replace(device="ideal")).coupling_rule["phase_correction"] == "none"
     assert c_two.resources["couplers"] == 2 * c_none.resources["couplers"]
     with pytest.raises(ValueError, match="ring device"):
         compile(model, two.replace(device="spin-torque"))
