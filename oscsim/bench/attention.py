@@ -13,7 +13,8 @@ Cases, all forward only, batch ``--batch``, width ``--d-model`` split over ``--h
     :func:`oscsim.nn.ssa_functional.ssa_attention` with ``impl="dense"`` (the reference form) and
     ``impl="tiled"``, from ω, θ, V of shape (B, H, N, d_h) (non-causal, reference boundary).
 
-Time: the minimum over ``--repeats`` calls after one warm-up call (``time.perf_counter``).
+Time: the minimum over ``--repeats`` rounds after one warm-up call (``time.perf_counter``); within a round
+the cases of one length take turns, so that changes of machine load affect them alike.
 
 Peak memory: the increase of the process's resident set (``VmHWM`` − ``VmRSS`` before the call, Linux
 ``/proc``; the high-water mark is reset through ``/proc/self/clear_refs``) during one call, after one
@@ -128,13 +129,17 @@ def _peak_in_subprocess(case: str, n: int, args) -> int | None:
     return int(json.loads(proc.stdout.strip().splitlines()[-1])["peak_bytes"])
 
 
-def _time(fn: Callable[[], object], repeats: int) -> float:
-    fn()  # warm-up
-    best = math.inf
+def _time_interleaved(fns: dict, repeats: int) -> dict:
+    """Minimum time of each function over ``repeats`` rounds, the cases taking turns within each round so
+    that a change of machine load affects all of them alike (the 2-core machine is shared)."""
+    for fn in fns.values():
+        fn()  # warm-up
+    best = {case: math.inf for case in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
+        for case, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[case] = min(best[case], time.perf_counter() - t0)
     return best
 
 
@@ -206,17 +211,19 @@ def run_benchmark(args) -> dict:
         for n in args.lengths:
             x = _inputs(n, args)
             row: dict = {}
+            fns = {}
             for case in args.cases:
                 reason = _skip_reason(case, n, args)
                 if reason is not None:
                     row[case] = {"time_s": None, "peak_bytes": None, "reason": reason}
                 else:
-                    fn = _case_fn(case, x, modules)
-                    row[case] = {"time_s": _time(fn, args.repeats),
-                                 "peak_bytes": _peak_in_subprocess(case, n, args),
-                                 "peak_bytes_profiler": peak_memory_bytes(fn)}
+                    fns[case] = _case_fn(case, x, modules)
+                    row[case] = {"peak_bytes": _peak_in_subprocess(case, n, args),
+                                 "peak_bytes_profiler": peak_memory_bytes(fns[case])}
                 if bar is not None:
                     bar.update()
+            for case, t in _time_interleaved(fns, args.repeats).items():
+                row[case] = {"time_s": t, **row[case]}
             base = row.get("sdpa")
             for case, r in row.items():
                 ok = base is not None and base["time_s"] and r["time_s"] is not None
@@ -241,7 +248,8 @@ def run_benchmark(args) -> dict:
         "environment": {"torch": torch.__version__, "python": platform.python_version(),
                         "cpu_capability": torch.backends.cpu.get_cpu_capability(), "cpus": os.cpu_count(),
                         "loadavg_before": load_before, "loadavg_after": os.getloadavg()},
-        "time_method": f"min over {args.repeats} calls after one warm-up, time.perf_counter",
+        "time_method": f"min over {args.repeats} rounds after one warm-up, cases interleaved within a round, "
+                       "time.perf_counter",
         "memory_method": "peak_bytes: resident-set increase during one call after a warm-up, fresh subprocess "
                          "per case, MALLOC_MMAP_THRESHOLD_=65536, VmHWM reset via /proc/self/clear_refs (all "
                          "threads); peak_bytes_profiler: torch profiler memory timeline, main thread only; "

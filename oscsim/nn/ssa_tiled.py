@@ -117,35 +117,28 @@ def _plan(BH, N, block_q, block_k, tile_elements):
     return bk, chunks, iblocks
 
 
-def _run_split(fn, chunks, iblocks, *, split_rows=True):
-    """Run ``fn(chunk, iblocks)`` over all work, split over torch.get_num_threads() Python threads.
+def _run_chunks(fn, chunks, iblocks):
+    """Run ``fn(chunk, iblocks)`` for every head chunk, whole chunks dealt out to single-threaded workers.
 
-    Each worker runs its tensor operations single-threaded: one parallel region per call instead of one
-    per operation (on a busy machine, thousands of small OpenMP regions each wait for the slowest core).
-    Whole head chunks go to each worker when there are enough; otherwise (if ``split_rows``) the query
-    blocks are dealt out. Workers write disjoint rows, so results do not depend on the number of threads.
+    Used by the backward, where key rows receive contributions from every query block of their chunk, so
+    a chunk must stay with one worker. Chunks are disjoint: results do not depend on the thread count.
     """
-    units = len(chunks) * (len(iblocks) if split_rows else 1)
-    workers = min(torch.get_num_threads(), units)
+    workers = min(torch.get_num_threads(), len(chunks))
     if workers <= 1:
         for ch in chunks:
             fn(ch, iblocks)
         return
-    if len(chunks) >= workers:
-        plans = [[(ch, iblocks) for ch in chunks[w::workers]] for w in range(workers)]
-    else:
-        plans = [[(ch, iblocks[w::workers]) for ch in chunks] for w in range(workers)]
 
-    def work(plan):
+    def work(part):
         torch.set_num_threads(1)
-        with torch.no_grad():  # grad mode is thread-local; the autograd.Function handles the graph
-            for ch, blocks in plan:
-                fn(ch, blocks)
+        with torch.no_grad():  # grad mode is thread-local
+            for ch in part:
+                fn(ch, iblocks)
 
     prev = torch.get_num_threads()
     try:
         with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(work, plans))
+            list(pool.map(work, [chunks[w::workers] for w in range(workers)]))
     finally:
         torch.set_num_threads(prev)
 
@@ -301,8 +294,7 @@ def _backward(grad_out, omega, value, alpha, c, out, Z, causal, boundary, block_
                 g_omega[h0:h1, i0:i1] += 2 * (gD.sum(-1, keepdim=True) * om_i - torch.bmm(gD, om_j))
                 g_omega[h0:h1, j0:j1] += 2 * (gD.sum(1).unsqueeze(-1) * om_j - torch.bmm(gD.transpose(1, 2), om_i))
 
-    # key rows receive contributions from every query block: only whole head chunks go to one worker
-    _run_split(run, chunks, iblocks, split_rows=False)
+    _run_chunks(run, chunks, iblocks)
     return g_omega, g_value, g_alpha, g_c
 
 
