@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
-import time
 from pathlib import Path
 
 __all__ = ["register_compile", "register_simulate", "register_compare", "DEFAULT_CHECKPOINT", "DEFAULT_TOKENS"]

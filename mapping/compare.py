@@ -99,7 +99,6 @@ def _compare_kuramoto(chip, tokens, layer, head, plot_dir, seed):
     # trajectories of a few tokens (coordinate 0) and the order parameter traces
     ts, traj = out.ts, out.traj[:, 0, head]  # (S, kh, T)
     th0 = traj[0]
-    gain = lm.gain_quantiser(parts.v.double().numpy()[0, :, sl]).T  # (kh, T)
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.2))
     for t in np.unique(np.linspace(1, T - 1, 5).astype(int)):
         line, = ax[0].plot(ts, traj[:, 0, t] - th0[0, t], label=f"t={t}")
@@ -121,7 +120,6 @@ def _compare_kuramoto(chip, tokens, layer, head, plot_dir, seed):
     fig.savefig(p2, dpi=110)
     plt.close(fig)
     res["plots"] = [str(p1), str(p2)]
-    del gain
     return res
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import units
 from .chip import Chip
-from .fidelity import bits_per_character, locked_agreement
+from .fidelity import bits_per_character
 from .kuramoto_chip import kuramoto_chip_step
 from .readout import PhaseReadout, wrap
 from .ssa_chip import adler_cells, ssa1d_collective

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from mapping import ChipConfig, attach_model, compile, energy_report, load_chip, measure_gpu_energy
+from mapping import ChipConfig, compile, energy_report, load_chip, measure_gpu_energy
 from oscsim.cli import main
 
 
