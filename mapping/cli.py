@@ -123,7 +123,8 @@ def _fmt_j(x):
     return f"{x:.3g} J"
 
 
-def print_report(rep: dict, file=sys.stdout) -> None:
+def print_report(rep: dict, file=None) -> None:
+    file = sys.stdout if file is None else file  # resolved per call: sys.stdout may be swapped
     p = lambda *a: print(*a, file=file)  # noqa: E731
     p(f"oscsim simulate: {rep['model']} ({rep['checkpoint']}) on a {rep['device']} chip"
       f"{' (ideal)' if rep['ideal'] else ''}, kappa*tau_s = {rep['kappa_tau']:.3g} rad")
