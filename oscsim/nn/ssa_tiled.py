@@ -25,8 +25,10 @@ With G = ∂L/∂S = (dO_i·V_j − dO_i·O_i)/Z_i (Z_i = Σ_j S_ij + 1e-8) and 
 and ∂L/∂ω from Δω²_ij = ‖ω_i‖² + ‖ω_j‖² − 2 ω_i·ω_j by two more matrix products per tile. The derivative in
 Δω² (not Δω) has no 0/0 at Δω = 0; it equals the reference's autograd result wherever the latter is finite.
 
-Attention dropout is not applied (the weights are never formed); see
-:func:`oscsim.nn.ssa_functional.ssa_attention`.
+Float32 tiles with the reference boundary use an equivalent two-buffer form built on ``exp2`` (see the
+comment above ``_tile_S_fast``); on the CPU the tiles run on single-threaded worker threads (see
+``_forward``). Attention dropout is not applied (the weights are never formed); see
+:func:`oscsim.nn.ssa_functional.ssa_attention`. Design and measurements: ``docs/ssa_kernels.md``.
 """
 
 from __future__ import annotations
