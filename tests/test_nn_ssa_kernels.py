@@ -213,7 +213,7 @@ def test_auto_and_validation():
 
 def test_tiled_memory_is_linear():
     # The tiled forward keeps no N x N tensor: its peak at N = 2048 stays far below one (H, N, N) matrix
-    # (observed: about 1/30 of it).
+    # (observed: about 1/17 of it).
     from oscsim.bench.attention import peak_memory_bytes
 
     g = torch.Generator().manual_seed(0)
