@@ -3,7 +3,9 @@ the order parameter against theory, and the smooth boundary's finite gradients."
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
 
 import pytest
 import torch
@@ -207,6 +209,9 @@ def test_auto_and_validation():
         ssa_attention(om, th[:, :, :5], v, a, K)
     with pytest.raises(ValueError, match="top_k"):
         ssa_attention(om, th, v, a, K, top_k=0)
+    if importlib.util.find_spec("triton") is not None and os.environ.get("TRITON_INTERPRET") != "1":
+        with pytest.raises(ValueError, match="CUDA"):
+            ssa_attention(om, th, v, a, K, impl="triton")
     with pytest.raises(ValueError, match="block_q"):
         ssa_tiled(om, v, a, _coupling_scale(th, K, False), block_q=0)
 

@@ -240,11 +240,9 @@ def _pick_impl(impl: str, omega: Tensor, top_k, return_weights: bool) -> str:
     if impl == "auto":
         if dense_only:
             return "dense"
-        if omega.is_cuda:
-            from oscsim.nn import ssa_triton
-
-            if ssa_triton.triton_available():
-                return "triton"
+        # The Triton kernels have only run under the interpreter so far (no GPU was available when they
+        # were written): "auto" uses the tiled path on every device until they are validated on a GPU;
+        # impl="triton" selects them explicitly.
         return "tiled" if omega.shape[2] >= _AUTO_TILED_MIN_N else "dense"
     if dense_only and impl != "dense":
         what = "top_k" if top_k is not None else "return_weights=True"
@@ -288,8 +286,8 @@ def ssa_attention(
         Keep the k largest S per row (after the locking mask, before normalisation). Dense only: the
         tiled and Triton paths do not implement it (``impl="auto"`` then uses the dense path).
     impl : {"dense", "tiled", "triton", "auto"}
-        "auto": "dense" when top_k or return_weights is given; "triton" on CUDA when Triton is installed;
-        otherwise "tiled" for N ≥ 512 and "dense" below.
+        "auto": "dense" when top_k or return_weights is given, otherwise "tiled" for N ≥ 512 and "dense"
+        below ("triton" is opt-in until the kernels have been validated on a GPU).
     return_weights : bool
         Also return the normalised weights (B, H, N, N) (dense only).
 

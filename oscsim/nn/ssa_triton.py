@@ -14,6 +14,8 @@ tests do this in a subprocess). Half-precision inputs are computed in float32.
 
 from __future__ import annotations
 
+import os
+
 import torch
 from torch import Tensor
 
@@ -281,6 +283,9 @@ def ssa_triton(
     for name, b in (("block_m", block_m), ("block_n", block_n)):
         if not isinstance(b, int) or b < 16 or b & (b - 1):
             raise ValueError(f"{name} must be a power of two >= 16; got {b!r}")
+    if not omega.is_cuda and os.environ.get("TRITON_INTERPRET") != "1":
+        raise ValueError("impl='triton' needs CUDA tensors (or TRITON_INTERPRET=1 set before Triton is imported, "
+                         "for the slow CPU interpreter); use impl='tiled' on the CPU")
     B, H, N, F = omega.shape
     dv = value.shape[-1]
     dtype = omega.dtype if omega.dtype in (torch.float32, torch.float64) else torch.float32
