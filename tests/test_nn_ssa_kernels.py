@@ -75,6 +75,12 @@ def test_tiled_float32_fast_path(causal):
     c = _coupling_scale(args[1], args[4], causal)
     split = ssa_tiled(args[0], args[2], args[3], c, causal=causal, block_q=32, tile_elements=1)
     assert _rel(split.double(), ref) < 1e-5
+    # bfloat16 inputs are computed in float32 and returned in bfloat16
+    args_bf = [t.bfloat16() for t in args]
+    bf = ssa_attention(*args_bf, causal=causal, impl="tiled")
+    assert bf.dtype == torch.bfloat16 and torch.isfinite(bf).all()
+    ref_bf = ssa_attention(*(t.double() for t in args_bf), causal=causal, impl="dense")
+    assert _rel(bf.double(), ref_bf) < 1e-2  # the output's bfloat16 rounding
 
 
 def test_gradients_match_finite_differences():

@@ -310,6 +310,8 @@ def ssa_attention(
     if which == "dense":
         out, W = _dense_attention(omega, theta, value, alpha, K, causal=causal, boundary=boundary, top_k=top_k)
         return (out, W) if return_weights else out
+    if theta.dtype not in (torch.float32, torch.float64):  # the kernels compute half precision in float32
+        theta, K = theta.float(), K.float()
     c = _coupling_scale(theta, K, causal)  # (B, H, N), differentiable w.r.t. theta and K
     if which == "tiled":
         from oscsim.nn.ssa_tiled import ssa_tiled

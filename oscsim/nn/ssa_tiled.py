@@ -161,7 +161,8 @@ def _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_el
         torch.mul(om, 2.0, out=Wb[..., :F])
         Wb[..., F] = -1.0
         torch.neg(sq, out=Wb[..., F + 1:])
-        fast = boundary == "reference" and floor == 0.0 and bool((cc > _FAST_MIN_C).all())
+        fast = (boundary == "reference" and om.dtype == torch.float32 and floor == 0.0
+                and bool((cc > _FAST_MIN_C).all()))
         kappa = a3[h0:h1] * _LOG2E
         return dict(sq=sq, Wb=Wb, cc=cc, fast=fast, kappa=kappa, c_s=cc * kappa.sqrt(), eps_s=kappa.sqrt() * EPS)
 
@@ -363,9 +364,11 @@ def ssa_tiled(
             raise ValueError(f"{name} must be a positive int; got {v!r}")
     B, H, N, F = omega.shape
     dv = value.shape[-1]
-    om = omega.reshape(B * H, N, F).contiguous()
-    val = value.reshape(B * H, N, dv).contiguous()
-    al = alpha.to(omega.dtype).repeat(B)
-    cc = c.to(omega.dtype).expand(B, H, N).reshape(B * H, N).contiguous()
+    # half precision cannot hold the 1e-8 offsets of the reference form: compute in float32
+    dtype = omega.dtype if omega.dtype in (torch.float32, torch.float64) else torch.float32
+    om = omega.to(dtype).reshape(B * H, N, F).contiguous()
+    val = value.to(dtype).reshape(B * H, N, dv).contiguous()
+    al = alpha.to(dtype).repeat(B)
+    cc = c.to(dtype).expand(B, H, N).reshape(B * H, N).contiguous()
     out = _SSATiled.apply(om, val, al, cc, causal, boundary, block_q, block_k, tile_elements)
-    return out.view(B, H, N, dv)
+    return out.view(B, H, N, dv).to(value.dtype)
