@@ -12,7 +12,7 @@ demo: env
 
 ## make test: the default test suite (no `slow` tests), well under 20 minutes on 2 cores.
 test: env
-	$(PYTEST) -m "not slow" -q
+	$(PYTEST) -m "not slow" -q tests --nbmake notebooks
 
 ## make test-slow: the long tests only.
 test-slow: env
@@ -25,6 +25,7 @@ plot: env
 bench: env
 	.venv/bin/oscsim bench integrator --json
 	.venv/bin/oscsim bench attention --json
+	.venv/bin/python benchmarks/devices.py --json
 
 clean-env:
 	rm -f .venv
