@@ -9,6 +9,8 @@ env:
 ## make demo: chip inference on the bundled model and corpus; prints fidelity and energy.
 demo: env
 	.venv/bin/oscsim simulate
+	.venv/bin/oscsim compare kuramoto-tiny --layer 0 --head 0 --plot results/demo
+	@echo "plots of chip vs closed form (layer 0, head 0): results/demo/"
 
 ## make test: the default test suite (no `slow` tests), well under 20 minutes on 2 cores.
 test: env
