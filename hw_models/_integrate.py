@@ -9,24 +9,14 @@ units of y/√s, dY = f dt + sigma dW.
 from __future__ import annotations
 
 import os
-import warnings
 
 import numba
 import numpy as np
 
 from hw_models.ring import ring_rhs
+from oscsim.engine import RK4, CustomODE, SaveEvery, StochasticHeun, simulate
 
 __all__ = ["integrate"]
-
-_WARNED = False
-
-
-def _engine():
-    try:
-        from oscsim.engine import RK4, CustomODE, SaveEvery, StochasticHeun, simulate  # noqa: F401
-    except Exception:  # engine not importable yet: fall back to the local loop
-        return None
-    return simulate, CustomODE, RK4, StochasticHeun, SaveEvery
 
 
 @numba.njit(cache=True)
@@ -91,29 +81,15 @@ def integrate(rhs, params, y0, t1, dt, *, sigma=0.0, save_every=1, seed=0, t0=0.
     if n_steps < 1:
         raise ValueError(f"t1 - t0 = {t1 - t0} s is shorter than one step dt = {dt} s")
     save_every = int(save_every)
-    eng = None if (not engine or os.environ.get("HW_MODELS_ENGINE", "") == "local") else _engine()
-    if eng is not None:
-        simulate, CustomODE, RK4, StochasticHeun, SaveEvery = eng
+    if engine and os.environ.get("HW_MODELS_ENGINE", "") != "local":
         model = CustomODE(rhs, params, D, sigma=sig if np.any(sig) else 0.0)
         solver = StochasticHeun() if np.any(sig) else RK4()
-        try:
-            sol = simulate(model, solver, t0, t0 + n_steps * dt, dt, y0, save=SaveEvery(save_every), seed=seed)
-            return np.asarray(sol.ts), np.asarray(sol.ys)
-        except ReferenceError as exc:
-            # numba's disk cache cannot re-serialise the engine's CustomODE loop once its index holds a
-            # closure from another process ("underlying object has vanished"); the reference loop below
-            # integrates the same equations with the same method.
-            if rhs is not ring_rhs:
-                raise
-            global _WARNED
-            if not _WARNED:
-                warnings.warn(f"oscsim.engine CustomODE failed ({exc}); using the hw_models reference loop",
-                              stacklevel=2)
-                _WARNED = True
+        sol = simulate(model, solver, t0, t0 + n_steps * dt, dt, y0, save=SaveEvery(save_every), seed=seed)
+        return np.asarray(sol.ts), np.asarray(sol.ys)
     n_save = n_steps // save_every + 1
     out = np.empty((n_save, G, D))
     if rhs is not ring_rhs:
-        raise NotImplementedError("without oscsim.engine only hw_models.ring.ring_rhs can be integrated")
+        raise ValueError("the reference loop (engine=False) integrates only hw_models.ring.ring_rhs")
     _ring_loop(params, y0, float(t0), float(dt), n_steps, save_every, sig, int(seed), out)
     ts = t0 + dt * save_every * np.arange(n_save)
     return ts, out

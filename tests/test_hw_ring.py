@@ -102,10 +102,7 @@ def test_engine_matches_local_reference_loop():
     p = pack_ring_params(net)[None]
     y0 = hm.ring_initial_state(net)[None]
     T = limit_cycle(ring).period_s
-    try:
-        sol = simulate(CustomODE(ring_rhs, p, net.dim), RK4(), 0.0, 5 * T, T / 200, y0, save=SaveEvery(50))
-    except ReferenceError as exc:  # numba disk-cache failure inside the engine (reported), not our physics
-        pytest.xfail(f"oscsim.engine CustomODE cache failure: {exc}")
+    sol = simulate(CustomODE(ring_rhs, p, net.dim), RK4(), 0.0, 5 * T, T / 200, y0, save=SaveEvery(50))
     y1 = sol.ys
     ts2, y2 = integrate(ring_rhs, p, y0, 5 * T, T / 200, save_every=50, engine=False)
     np.testing.assert_allclose(y1, y2, atol=1e-9)
