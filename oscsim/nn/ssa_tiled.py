@@ -25,9 +25,13 @@ With G = ∂L/∂S = (dO_i·V_j − dO_i·O_i)/Z_i (Z_i = Σ_j S_ij + 1e-8) and 
 and ∂L/∂ω from Δω²_ij = ‖ω_i‖² + ‖ω_j‖² − 2 ω_i·ω_j by two more matrix products per tile. The derivative in
 Δω² (not Δω) has no 0/0 at Δω = 0; it equals the reference's autograd result wherever the latter is finite.
 
-Float32 tiles with the reference boundary use an equivalent two-buffer form built on ``exp2`` (see the
-comment above ``_tile_S_fast``); on the CPU the tiles run on single-threaded worker threads (see
-``_forward``). Attention dropout is not applied (the weights are never formed); see
+Forward tile kernels (``kernel=``): on the CPU in float32/float64 the default is a fused Numba pass
+(:mod:`oscsim.nn.ssa_tiled_numba`): the product tile from ``bmm`` becomes S and the row sums in one pass,
+then ``S V`` by ``bmm``; 512 x 256 tiles, one buffer per worker. ``kernel="torch"`` keeps the plain-PyTorch
+tile (any device; the reference and fallback), where float32 tiles with the reference boundary use an
+equivalent two-buffer form built on ``exp2`` (see the comment above ``_tile_S_fast``). Either way, on the
+CPU the tiles run on single-threaded worker threads (see ``_forward``). Attention dropout is not applied
+(the weights are never formed); see
 :func:`oscsim.nn.ssa_functional.ssa_attention`. Design and measurements: ``docs/ssa_kernels.md``.
 """
 
@@ -41,13 +45,17 @@ from torch import Tensor
 
 from oscsim.nn.ssa_functional import BOUNDARIES, EPS, SMOOTH_FLOOR, _ratio_floor
 
-__all__ = ["ssa_tiled", "TILE_ELEMENTS"]
+__all__ = ["ssa_tiled", "TILE_ELEMENTS", "KERNELS"]
 
 TILE_ELEMENTS = 1 << 17
 """Default elements per tile (heads x block_q x block_k): 512 KiB in float32, cache-sized."""
 
 _DEFAULT_BLOCK_Q = 32
 _DEFAULT_BLOCK_K = 4096
+# The Numba path keeps one tile buffer per worker (the torch path two), and its products are the larger
+# share of its time: taller blocks make the BLAS products more efficient at the same 512 KiB tile.
+_NUMBA_BLOCK_Q = 512
+_NUMBA_BLOCK_K = 256
 
 
 def _causal_keep(i0: int, i1: int, j0: int, j1: int, device) -> Tensor | None:
@@ -145,10 +153,53 @@ def _run_chunks(fn, chunks, iblocks):
         torch.set_num_threads(prev)
 
 
-def _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements):
+def _numba_kernels():
+    """The Numba tile kernels, or None where Numba cannot be imported."""
+    global _NUMBA
+    if _NUMBA is None:
+        try:
+            from oscsim.nn import ssa_tiled_numba
+        except ImportError:  # pragma: no cover - numba is a dependency
+            _NUMBA = False
+        else:
+            _NUMBA = ssa_tiled_numba
+    return _NUMBA or None
+
+
+_NUMBA = None
+KERNELS = ("auto", "numba", "torch")
+
+
+def _use_numba(kernel, tensor):
+    if kernel == "torch":
+        return False
+    ok = tensor.device.type == "cpu" and tensor.dtype in (torch.float32, torch.float64)
+    if kernel == "numba" and not ok:
+        raise ValueError(f"kernel='numba' needs CPU float32/float64 tensors; got {tensor.device}, "
+                         f"{tensor.dtype}")
+    if not ok:
+        return False
+    if _numba_kernels() is None:
+        if kernel == "numba":
+            raise RuntimeError("kernel='numba' but numba cannot be imported")
+        return False
+    return True
+
+
+def _scratch(local, n, dtype):
+    """A flat buffer of at least n elements, kept per thread in ``local``."""
+    buf = getattr(local, "buf", None)
+    if buf is None or buf.numel() < n or buf.dtype != dtype:
+        buf = local.buf = torch.empty(n, dtype=dtype)
+    return buf[:n]
+
+
+def _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel="auto"):
     BH, N, F = omega.shape
     floor = _ratio_floor(omega.dtype)
     a3 = alpha.view(BH, 1, 1)
+    nb = _numba_kernels() if _use_numba(kernel, omega) else None
+    scratch = threading.local()  # one tile buffer per worker thread (numba path), freed on return
     out = torch.empty_like(value)
     Z = torch.empty(BH, N, dtype=omega.dtype, device=omega.device)
     bk, chunks, iblocks = _plan(BH, N, block_q, block_k, tile_elements)
@@ -163,19 +214,45 @@ def _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_el
         torch.neg(sq, out=Wb[..., F + 1:])
         fast = (boundary == "reference" and om.dtype == torch.float32 and floor == 0.0
                 and bool((cc > _FAST_MIN_C).all()))
+        # the Numba kernel also has a float32 smooth-boundary form on the κ-scaled product (S, not c_s S)
+        fast_smooth = nb is not None and boundary == "smooth" and om.dtype == torch.float32
         kappa = a3[h0:h1] * _LOG2E
-        return dict(sq=sq, Wb=Wb, cc=cc, fast=fast, kappa=kappa, c_s=cc * kappa.sqrt(), eps_s=kappa.sqrt() * EPS)
+        p = dict(sq=sq, Wb=Wb, cc=cc, fast=fast, fast_smooth=fast_smooth, kappa=kappa, c_s=cc * kappa.sqrt(),
+                 eps_s=kappa.sqrt() * EPS)
+        if nb is not None:
+            p.update(c_s_np=p["c_s"][..., 0].detach().numpy(), cc_np=cc[..., 0].detach().numpy(),
+                     eps_s_np=p["eps_s"].reshape(-1).detach().numpy(), alpha_np=alpha[h0:h1].detach().numpy())
+        return p
 
     def task(h0, h1, i0, i1, p):
         om, v = omega[h0:h1], value[h0:h1]
         sq, Wb, cc, fast, c_s = p["sq"], p["Wb"], p["cc"], p["fast"], p["c_s"]
         # queries [ω, ‖ω‖², 1]: the product with the keys is 2ω_i·ω_j − ‖ω_i‖² − ‖ω_j‖² = −Δω²
         Wa = torch.cat([om[:, i0:i1], sq[:, i0:i1], torch.ones_like(sq[:, i0:i1])], dim=-1)
-        if fast:
+        if fast or p["fast_smooth"]:
             Wa.mul_(p["kappa"])
         acc = z = None
         for j0 in range(0, i1 if causal else N, bk):
             j1 = min(N, j0 + bk)
+            if nb is not None:  # one fused Numba pass over the product tile, in a per-worker buffer
+                if z is None:
+                    z = torch.zeros(h1 - h0, i1 - i0, dtype=om.dtype)
+                    z_np = z.numpy()
+                shape = (h1 - h0, i1 - i0, j1 - j0)
+                S = _scratch(scratch, shape[0] * shape[1] * shape[2], om.dtype).view(shape)
+                torch.bmm(Wa, Wb[:, j0:j1].transpose(1, 2), out=S)
+                if fast or p["fast_smooth"]:
+                    nb.tile_fast_f32(S.numpy(), p["c_s_np"][:, i0:i1], p["eps_s_np"], z_np, i0, j0, causal,
+                                     p["fast_smooth"])
+                else:
+                    nb.tile_exact(S.numpy(), p["alpha_np"], p["cc_np"][:, i0:i1], floor, boundary == "smooth",
+                                  z_np, i0, j0, causal)
+                if acc is None:
+                    acc = torch.bmm(S, v[:, j0:j1])
+                else:
+                    acc.baddbmm_(S, v[:, j0:j1])
+                del S
+                continue
             keep = _causal_keep(i0, i1, j0, j1, om.device) if causal else None
             if fast:
                 S = _tile_S_fast(Wa, Wb[:, j0:j1], c_s[:, i0:i1], p["eps_s"], keep)
@@ -303,8 +380,8 @@ def _backward(grad_out, omega, value, alpha, c, out, Z, causal, boundary, block_
 
 class _SSATiled(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements):
-        out, Z = _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements)
+    def forward(ctx, omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel):
+        out, Z = _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel)
         ctx.save_for_backward(omega, value, alpha, c, out, Z)
         ctx.cfg = (causal, boundary, block_q, block_k, tile_elements)
         return out
@@ -313,7 +390,7 @@ class _SSATiled(torch.autograd.Function):
     def backward(ctx, grad_out):
         omega, value, alpha, c, out, Z = ctx.saved_tensors
         g = _backward(grad_out.contiguous(), omega, value, alpha, c, out, Z, *ctx.cfg)
-        return (*g, None, None, None, None, None)
+        return (*g, None, None, None, None, None, None)
 
 
 def ssa_tiled(
@@ -324,9 +401,10 @@ def ssa_tiled(
     *,
     causal: bool = False,
     boundary: str = "reference",
-    block_q: int = _DEFAULT_BLOCK_Q,
-    block_k: int = _DEFAULT_BLOCK_K,
+    block_q: int | None = None,
+    block_k: int | None = None,
     tile_elements: int = TILE_ELEMENTS,
+    kernel: str = "auto",
 ) -> Tensor:
     """Tiled SSA output Σ_j S_ij V_j / (Σ_j S_ij + 1e-8) with a recomputing backward.
 
@@ -344,10 +422,16 @@ def ssa_tiled(
     causal : bool
         Mask keys j > i (tiles entirely above the diagonal are skipped).
     boundary : {"reference", "smooth"}
-    block_q, block_k : int
-        Query and key rows per tile (capped at N).
+    block_q, block_k : int, optional
+        Query and key rows per tile (capped at N). Default 512 x 256 for the Numba kernel, 32 x 4096 for
+        the torch kernel (512 KiB float32 tiles either way).
     tile_elements : int
         Target elements per tile; whole heads are batched into one tile while they fit.
+    kernel : {"auto", "numba", "torch"}
+        Forward tile computation. "numba": one fused Numba pass per tile between the two BLAS products
+        (:mod:`oscsim.nn.ssa_tiled_numba`; CPU float32/float64). "torch": the plain-PyTorch tile (any
+        device; the reference). "auto": "numba" on the CPU when Numba imports, else "torch". The backward
+        is the same for both.
 
     Returns
     -------
@@ -359,16 +443,23 @@ def ssa_tiled(
     """
     if boundary not in BOUNDARIES:
         raise ValueError(f"boundary must be one of {BOUNDARIES}; got {boundary!r}")
-    for name, v in (("block_q", block_q), ("block_k", block_k), ("tile_elements", tile_elements)):
-        if not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive int; got {v!r}")
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}")
     B, H, N, F = omega.shape
     dv = value.shape[-1]
     # half precision cannot hold the 1e-8 offsets of the reference form: compute in float32
     dtype = omega.dtype if omega.dtype in (torch.float32, torch.float64) else torch.float32
+    kernel = "numba" if _use_numba(kernel, omega.new_empty(0, dtype=dtype)) else "torch"
+    if block_q is None:
+        block_q = _NUMBA_BLOCK_Q if kernel == "numba" else _DEFAULT_BLOCK_Q
+    if block_k is None:
+        block_k = _NUMBA_BLOCK_K if kernel == "numba" else _DEFAULT_BLOCK_K
+    for name, v in (("block_q", block_q), ("block_k", block_k), ("tile_elements", tile_elements)):
+        if not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int; got {v!r}")
     om = omega.to(dtype).reshape(B * H, N, F).contiguous()
     val = value.to(dtype).reshape(B * H, N, dv).contiguous()
     al = alpha.to(dtype).repeat(B)
     cc = c.to(dtype).expand(B, H, N).reshape(B * H, N).contiguous()
-    out = _SSATiled.apply(om, val, al, cc, causal, boundary, block_q, block_k, tile_elements)
+    out = _SSATiled.apply(om, val, al, cc, causal, boundary, block_q, block_k, tile_elements, kernel)
     return out.view(B, H, N, dv).to(value.dtype)
