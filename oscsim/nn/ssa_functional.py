@@ -7,8 +7,10 @@ mathematics of the attention weights and three interchangeable implementations o
     the readable reference form (DESIGN §3.2), materialising (B, H, N, N) tensors; the only path that
     supports ``top_k`` and ``return_weights``.
 ``"tiled"``
-    :mod:`oscsim.nn.ssa_tiled`, plain PyTorch, memory linear in N (one tile of the N x N matrices at a
-    time), a custom autograd function with a recomputing backward. Any device.
+    :mod:`oscsim.nn.ssa_tiled`, memory linear in N (one tile of the N x N matrices at a time), a custom
+    autograd function with a recomputing backward. On CPU (float32/float64) each tile's elementwise work is
+    one fused Numba pass between two BLAS products (:mod:`oscsim.nn.ssa_tiled_numba`); elsewhere, or with
+    ``kernel="torch"`` in :func:`oscsim.nn.ssa_tiled.ssa_tiled`, the tile is plain PyTorch. Any device.
 ``"triton"``
     :mod:`oscsim.nn.ssa_triton`, a fused Triton kernel (CUDA, or the Triton interpreter on CPU when
     ``TRITON_INTERPRET=1`` was set before Triton was imported).
