@@ -12,7 +12,7 @@ from hw_models.mismatch import analytic_frequency_spread, draw_ring_mismatch, fr
 from hw_models.noise import (isf_diffusion, isf_rms, measure_phase_diffusion, node_noise_sigma,
                              thermal_current_psd)
 from hw_models.params import (IdealOscillatorParams, ResistiveCoupler, RingOscillatorParams, STNOParams,
-                              TransmissionGateCoupler)
+                              TransmissionGateCoupler, TransconductanceCoupler)
 from hw_models.presets import PRESETS, cmos_65nm_coupler, cmos_65nm_ring, ideal_oscillator, vortex_stno
 from hw_models.ring import Coupling, RingMismatch, RingNetwork, pack_ring_params, ring_initial_state, ring_rhs
 from hw_models.ring_macro import (CouplingFunction, LimitCycle, limit_cycle, locking_range_two_rings,
@@ -27,7 +27,7 @@ from hw_models.waveform import crossing_times, frequency_amplitude
 
 __all__ = [
     # params and presets
-    "RingOscillatorParams", "ResistiveCoupler", "TransmissionGateCoupler", "STNOParams", "IdealOscillatorParams",
+    "RingOscillatorParams", "ResistiveCoupler", "TransmissionGateCoupler", "TransconductanceCoupler", "STNOParams", "IdealOscillatorParams",
     "cmos_65nm_ring", "cmos_65nm_coupler", "vortex_stno", "ideal_oscillator", "PRESETS",
     # uniform device interface
     "free_running_frequency", "phase_diffusion", "coupling_function", "power", "energy_per_cycle",

@@ -15,6 +15,7 @@ __all__ = [
     "RingOscillatorParams",
     "ResistiveCoupler",
     "TransmissionGateCoupler",
+    "TransconductanceCoupler",
     "STNOParams",
     "IdealOscillatorParams",
 ]
@@ -175,6 +176,34 @@ class TransmissionGateCoupler:
     def __post_init__(self):
         _positive(self, "w_n_m", "w_p_m", "l_m")
         _nonneg(self, "sigma_rel")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TransconductanceCoupler:
+    """A unilateral transconductance (OTA) coupler: source ring -> receiving ring, one way.
+
+    It injects the current i = sign · g_m · (V_src − V_DD/2) into the receiving ring's node (out of the node
+    when negative) and draws no current from the source node (ideal high-impedance input). ``sign = -1`` is
+    the differential swap of the transconductor's output pair: the same circuit with its outputs crossed, so
+    a negative weight is a physical circuit, not a sign flip of H.
+    """
+
+    gm_s: float
+    """Transconductance g_m [S] (> 0; the magnitude of the coupling)."""
+    sign: int = 1
+    """+1 (non-inverting) or -1 (outputs swapped)."""
+    sigma_rel: float = 0.0
+    """Relative standard deviation of g_m across instances (dimensionless)."""
+
+    def __post_init__(self):
+        _positive(self, "gm_s")
+        if self.sign not in (1, -1) or isinstance(self.sign, bool):
+            raise ValueError(f"TransconductanceCoupler.sign must be +1 or -1, got {self.sign!r}")
+        _nonneg(self, "sigma_rel")
+
+    @property
+    def unilateral(self) -> bool:
+        return True
 
 
 @dataclass(frozen=True, kw_only=True)

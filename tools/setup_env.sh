@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Create (or reuse) the project's virtual environment and system packages. Called by `make`.
+# Create (or reuse) the project's environment and system packages. Called by `make`.
 #
-# The environment is cached outside the checkout, keyed on a hash of pyproject.toml and this script, and
-# linked at .venv: a clean clone on a machine that already built the same environment reuses it (CI does not
-# reinstall torch every run); any change to the dependencies makes a new one. The package itself is
-# installed editable from *this* checkout every time the link points elsewhere.
+# Two layers, so that no checkout ever runs another checkout's code:
+#   * a *base* environment with every dependency (torch 2.13 CPU first, then the rest) and NOT the package,
+#     cached under ~/.cache/oscsim/base-<hash of pyproject.toml + this script>: the slow part, shared;
+#   * a per-checkout `.venv/` (a real directory inside this checkout, a few MB): a bare venv whose
+#     site-packages reaches the base through a .pth file and which holds the editable install of *this*
+#     checkout only. A second clone builds its own .venv in seconds and leaves this one alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -19,26 +21,49 @@ if ! command -v ngspice >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq ngspice >/dev/null
 fi
 
-HASH=$(cat pyproject.toml tools/setup_env.sh | sha256sum | cut -c1-16)
+# The base is keyed on what it installs (dependencies, extras, Python, this script), not on the whole
+# pyproject.toml: a new entry point re-installs only this checkout's package, not torch.
+DEPS=$("$PY" -c 'import json, sys, tomllib
+p = tomllib.load(open("pyproject.toml", "rb"))["project"]
+print(json.dumps([p.get("dependencies"), p.get("optional-dependencies"), sys.version_info[:2]], sort_keys=True))')
+HASH=$( { echo "$DEPS"; cat tools/setup_env.sh; } | sha256sum | cut -c1-16)
 CACHE=${OSCSIM_VENV_CACHE:-$HOME/.cache/oscsim}
-VENV="$CACHE/venv-$HASH"
-if [ ! -f "$VENV/.complete" ]; then
-  echo "[setup] building the environment in $VENV (one-off, a few minutes)"
-  rm -rf "$VENV"
+BASE="$CACHE/base-$HASH"
+if [ ! -f "$BASE/.complete" ]; then
+  echo "[setup] building the shared dependency environment in $BASE (one-off, a few minutes)"
+  rm -rf "$BASE"
   mkdir -p "$CACHE"
-  "$PY" -m venv "$VENV"
-  "$VENV/bin/pip" install -q --upgrade pip setuptools wheel
+  "$PY" -m venv "$BASE"
+  "$BASE/bin/pip" install -q --upgrade pip setuptools wheel
   # torch first, pinned: this wheel is the CPU build on the project's machines; a looser requirement
   # resolved later would pull a multi-GB CUDA build.
-  "$VENV/bin/pip" install -q torch==2.13.0
-  "$VENV/bin/pip" install -q -e ".[test]"
-  echo "$ROOT" > "$VENV/.oscsim-src"
-  touch "$VENV/.complete"
+  "$BASE/bin/pip" install -q torch==2.13.0
+  # The dependencies (and test extras) only: install the package from a temporary copy, then remove it,
+  # so the base never points at any checkout.
+  "$BASE/bin/pip" install -q ".[test,dev]"
+  "$BASE/bin/pip" uninstall -q -y oscsim
+  touch "$BASE/.complete"
 fi
-if [ "$(cat "$VENV/.oscsim-src" 2>/dev/null)" != "$ROOT" ]; then
-  echo "[setup] pointing the environment at this checkout"
-  "$VENV/bin/pip" install -q --no-deps --no-build-isolation -e .
-  echo "$ROOT" > "$VENV/.oscsim-src"
+BASE_SITE=$("$BASE/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+
+# A .venv from an older layout (a symlink into the cache) or over another base is rebuilt.
+if [ -L .venv ]; then rm -f .venv; fi
+if [ -d .venv ] && [ "$(cat .venv/.oscsim-base 2>/dev/null)" != "$BASE" ]; then rm -rf .venv; fi
+PROJ_HASH=$(sha256sum pyproject.toml | cut -c1-16)
+if [ -f .venv/.complete ] && [ "$(cat .venv/.oscsim-project 2>/dev/null)" != "$PROJ_HASH" ]; then
+  echo "[setup] pyproject.toml changed: re-installing this checkout's package (entry points, metadata)"
+  .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+  echo "$PROJ_HASH" > .venv/.oscsim-project
 fi
-if [ -e .venv ] && [ ! -L .venv ]; then rm -rf .venv; fi
-ln -sfn "$VENV" .venv
+if [ ! -f .venv/.complete ]; then
+  echo "[setup] creating this checkout's environment in .venv (over $BASE)"
+  rm -rf .venv
+  "$PY" -m venv --without-pip .venv
+  SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  # an `import` line, so the base's own .pth files are processed too (site.addsitedir)
+  echo "import site; site.addsitedir('$BASE_SITE')" > "$SITE/00-oscsim-base.pth"
+  .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+  echo "$BASE" > .venv/.oscsim-base
+  echo "$PROJ_HASH" > .venv/.oscsim-project
+  touch .venv/.complete
+fi
