@@ -348,7 +348,9 @@ class KuramotoLM(nn.Module):
         """
         if tokens.dim() != 2:
             raise ValueError(f"tokens must have shape (B, T), got {tuple(tokens.shape)}")
-        theta = self.embed[tokens]
+        # F.embedding, not self.embed[tokens]: the backward of advanced indexing (index_put_ with accumulate)
+        # is not bit-reproducible with several CPU threads; embedding_dense_backward is (measured, issue 14)
+        theta = F.embedding(tokens, self.embed)
         diag = {"R_loc": [], "R_glob": [], "omega": []}
         for i, layer in enumerate(self.layers):
             if attn_override is not None or return_diagnostics:

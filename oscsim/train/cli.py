@@ -26,8 +26,20 @@ def register_train(subparsers) -> None:
     p.add_argument("--lr", type=float, default=d.lr)
     p.add_argument("--eval-every", type=int, default=d.eval_every, help="steps between validation and checkpoints")
     p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--final-eval-windows", type=int, default=None, metavar="N",
+                   help="score the final validation BPC on the first N windows (default: the whole split)")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice, all "
+                   "cores; results are bit-reproducible at any fixed thread count)")
+    p.add_argument("--init", default=None, metavar="CKPT", help="start from this checkpoint's weights (fine-tune)")
+    p.add_argument("--chip", default=None, metavar="TOML", help="hardware-aware training: run every training step "
+                   "through the differentiable surrogate of this chip configuration ('default': the ring preset); "
+                   "needs the mapping package (entry point group oscsim.increment_transforms)")
+    p.add_argument("--calibrate", action="store_true", help="with --chip: chip-in-the-loop calibration, i.e. the "
+                   "compiled chip's own mismatch draw (fixed) and only the digital periphery trained (gates, value "
+                   "gain, score temperature, readout)")
+    p.add_argument("--readout-noise-scale", type=float, default=1.0,
+                   help="with --chip: multiply the chip's readout noise (default 1)")
     p.add_argument("--out", required=True, help="checkpoint folder (an unfinished run there is resumed)")
     p.add_argument("--json", action="store_true", help="print the final metrics as JSON, no progress bar")
     p.set_defaults(func=_run_train)
@@ -44,16 +56,45 @@ def _run_train(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                       eval_every=min(args.eval_every, args.steps), seed=args.seed,
-                      warmup=min(TrainConfig().warmup, max(args.steps // 10, 1)))
+                      warmup=min(TrainConfig().warmup, max(args.steps // 10, 1)),
+                      final_eval_windows=args.final_eval_windows)
     log = (lambda *a: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    extra = {}
+    if args.calibrate and args.chip is None:
+        raise ValueError("--calibrate needs --chip TOML")
+    if args.chip is not None:
+        if args.model != "kuramoto":
+            raise ValueError(f"--chip trains through a Kuramoto chip surrogate; --model must be kuramoto, "
+                             f"got {args.model!r}")
+        factory = _increment_transform("chip")
+        extra["transform"] = lambda net: factory(net, args.chip, calibrate=args.calibrate,
+                                                 readout_noise_scale=args.readout_noise_scale)
+        if args.calibrate:
+            periphery = _increment_transform("periphery")
+            extra.update(trainable=periphery, trainable_name="periphery")
     meta = train(args.model, args.size, args.out, train_cfg=cfg, corpus=args.corpus, data=args.data,
-                 device=args.device, progress=None if not args.json else False, log=log)
+                 device=args.device, progress=None if not args.json else False, log=log, init=args.init, **extra)
     m = meta["metrics"]
     res = {"out": args.out, "model": meta["model"], "size": meta["size"], "steps": meta["step"],
            "tokens": meta["tokens"], "n_parameters": meta["n_parameters"], "val_bpc": m["val_bpc"],
            "train_seconds": m.get("train_seconds")}
     print(json.dumps(res) if args.json else "\n".join(f"{k}: {v}" for k, v in res.items()))
     return 0
+
+
+INCREMENT_TRANSFORMS_GROUP = "oscsim.increment_transforms"
+
+
+def _increment_transform(name: str):
+    """Load a registered increment transform (``oscsim`` never imports ``mapping`` statically)."""
+    from importlib.metadata import entry_points
+
+    eps = {ep.name: ep for ep in entry_points(group=INCREMENT_TRANSFORMS_GROUP)}
+    if name not in eps:
+        raise ValueError(f"no increment transform {name!r} is registered in the entry point group "
+                         f"{INCREMENT_TRANSFORMS_GROUP!r} (found: {', '.join(sorted(eps)) or 'none'}); install the "
+                         f"mapping package (tools/setup_env.sh)")
+    return eps[name].load()
 
 
 def register_eval(subparsers) -> None:
