@@ -31,6 +31,11 @@ def register_train(subparsers) -> None:
     p.add_argument("--device", default="cpu", help="cpu or cuda")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice, all "
                    "cores; results are bit-reproducible at any fixed thread count)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                   help="override a model configuration field (repeatable), e.g. --set ffn=false --set "
+                   "value=projection --set gates=false (the Kuramoto ablations) or --set ffn_scale=1.0")
+    p.add_argument("--compile", action="store_true", help="torch.compile the training step (faster steps after "
+                   "a compile of minutes; worth it for runs of more than ~15 minutes)")
     p.add_argument("--init", default=None, metavar="CKPT", help="start from this checkpoint's weights (fine-tune)")
     p.add_argument("--chip", default=None, metavar="TOML", help="hardware-aware training: run every training step "
                    "through the differentiable surrogate of this chip configuration ('default': the ring preset); "
@@ -43,6 +48,40 @@ def register_train(subparsers) -> None:
     p.add_argument("--out", required=True, help="checkpoint folder (an unfinished run there is resumed)")
     p.add_argument("--json", action="store_true", help="print the final metrics as JSON, no progress bar")
     p.set_defaults(func=_run_train)
+
+
+def _parse_overrides(model: str, size: str, items: list[str]) -> dict:
+    """``["ffn=false", "ffn_scale=1.0"]`` -> typed overrides of the model configuration's fields."""
+    import dataclasses
+
+    from oscsim.nn.registry import model_config
+
+    fields = {f.name: f for f in dataclasses.fields(model_config(model, size))}
+    base = model_config(model, size).to_dict()
+    out = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or key not in fields:
+            raise ValueError(f"--set expects KEY=VALUE with KEY one of {', '.join(sorted(fields))}; got {item!r}")
+        cur = base[key]
+        if isinstance(cur, bool):
+            if raw.lower() not in ("true", "false"):
+                raise ValueError(f"--set {key} must be true or false, got {raw!r}")
+            out[key] = raw.lower() == "true"
+        elif isinstance(cur, int):
+            try:
+                out[key] = int(raw)
+            except ValueError:
+                raise ValueError(f"--set {key} must be an integer, got {raw!r}") from None
+        elif isinstance(cur, float):
+            try:
+                out[key] = float(raw)
+            except ValueError:
+                raise ValueError(f"--set {key} must be a number, got {raw!r}") from None
+        else:
+            out[key] = raw
+    return out
 
 
 def _run_train(args: argparse.Namespace) -> int:
@@ -72,10 +111,13 @@ def _run_train(args: argparse.Namespace) -> int:
         if args.calibrate:
             periphery = _increment_transform("periphery")
             extra.update(trainable=periphery, trainable_name="periphery")
+    overrides = _parse_overrides(args.model, args.size, args.overrides)
     meta = train(args.model, args.size, args.out, train_cfg=cfg, corpus=args.corpus, data=args.data,
-                 device=args.device, progress=None if not args.json else False, log=log, init=args.init, **extra)
+                 device=args.device, progress=None if not args.json else False, log=log, init=args.init, compile=args.compile, **extra,
+                 **overrides)
     m = meta["metrics"]
-    res = {"out": args.out, "model": meta["model"], "size": meta["size"], "steps": meta["step"],
+    res = {"out": args.out, "model": meta["model"], "size": meta["size"], "overrides": overrides,
+           "lr": args.lr, "steps": meta["step"],
            "tokens": meta["tokens"], "n_parameters": meta["n_parameters"], "val_bpc": m["val_bpc"],
            "train_seconds": m.get("train_seconds")}
     print(json.dumps(res) if args.json else "\n".join(f"{k}: {v}" for k, v in res.items()))
