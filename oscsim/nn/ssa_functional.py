@@ -51,6 +51,9 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from oscsim.nn.ssa_constants import BOUNDARIES, EPS, SMOOTH_FLOOR
+from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
+
 __all__ = [
     "EPS",
     "normalise_weights",
@@ -63,14 +66,6 @@ __all__ = [
     "ssa_attention",
 ]
 
-EPS = 1e-8
-"""The reference code's epsilon (threshold offset, ratio clamp, row-sum offset)."""
-
-SMOOTH_FLOOR = 1e-6
-"""Floor ε of the smooth boundary form u / sqrt(u + ε) (assumed: keeps the relative error below 5e-5 for
-u = 1 − ratio² ≥ 0.01 and the slope at the boundary below 1e3)."""
-
-BOUNDARIES = ("reference", "smooth")
 IMPLS = ("dense", "tiled", "triton", "auto")
 
 # Sequence length from which impl="auto" picks the tiled path on the CPU (the dense path is faster for
@@ -163,12 +158,6 @@ def _coupling_scale(theta: Tensor, K: Tensor, causal: bool) -> Tensor:
     if not causal:
         r = r.unsqueeze(-1).expand(*r.shape, theta.shape[2])
     return K.reshape(()) * r
-
-
-def _ratio_floor(dtype: torch.dtype) -> float:
-    """1 − hi² where hi = 1 − 1e-8 rounded to ``dtype`` (0 in float32, where hi rounds to 1)."""
-    hi = torch.tensor(1.0 - EPS, dtype=dtype)
-    return float(1.0 - hi.double() ** 2)
 
 
 def ssa_components(
