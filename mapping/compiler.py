@@ -16,6 +16,7 @@ from .chip import Chip, LayerMap, _sha, coupler_spread_draw
 from .config import ChipConfig
 from .devices import device_profile
 from .model_io import attach_model, load_model, model_fingerprint, model_kind
+from .inert import check_fields_act
 from .quantise import Quantiser
 
 __all__ = ["compile", "load_model", "model_kind", "model_fingerprint", "attach_model"]
@@ -189,6 +190,7 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         model, _ = load_model(model)
     kind = model_kind(model)
     dev = device_profile(config.device, f0_hz=config.f0_hz)
+    check_fields_act(config, kind, model.config, dev)  # every field acts or is refused (mapping.inert)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
     coup_sigma = (config.coupling.spread if config.coupling.spread is not None else dev.coupler_spread_rel)
     coup_sigma = coup_sigma if config.mismatch else 0.0

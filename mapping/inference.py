@@ -275,6 +275,26 @@ def _run_ssa(chip, tokens, seed, progress, batch_size, closed_form, backend):
     return logits, logits_cf, [s.result() for s in stats], wall, info.get("backend", "")
 
 
+def _check_run_args(chip: Chip, tokens, batch_size, seed) -> None:
+    """Refuse token ids outside the byte vocabulary, empty or over-long sequences, and bad batch sizes/seeds
+    (an out-of-range id would index the embedding out of bounds or wrap silently)."""
+    B, T = tokens.shape
+    if B < 1 or T < 1:
+        raise ValueError(f"tokens must hold at least one sequence of at least one token, got shape {(B, T)}")
+    vocab = int(chip.model_info["config"].get("vocab_size", 256))
+    lo, hi = int(tokens.min()), int(tokens.max())
+    if lo < 0 or hi >= vocab:
+        raise ValueError(f"tokens must be byte ids in [0, {vocab - 1}], got values in [{lo}, {hi}]")
+    limit = chip.layers[0].max_tokens
+    if T > limit:
+        raise ValueError(f"tokens: sequences of {T} tokens are longer than the chip's arrays; T must be in "
+                         f"[1, {limit}]")
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+        raise ValueError(f"batch_size must be None (automatic) or an integer >= 1, got {batch_size!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+
+
 def run(chip: Chip, tokens, *, seed: int = 0, progress: bool | None = None, batch_size: int | None = None,
         closed_form: bool = True, backend: str = "auto") -> ChipRun:
     """Run chip inference on byte tokens.
@@ -306,6 +326,7 @@ def run(chip: Chip, tokens, *, seed: int = 0, progress: bool | None = None, batc
     tokens = torch.as_tensor(tokens, dtype=torch.long)
     if tokens.dim() != 2:
         raise ValueError(f"tokens must have shape (B, T), got {tuple(tokens.shape)}")
+    _check_run_args(chip, tokens, batch_size, seed)
     fn = _run_kuramoto if chip.kind == "kuramoto" else _run_ssa
     logits, logits_cf, layers, wall, backend_used = fn(chip, tokens, seed, progress, batch_size, closed_form, backend)
     return ChipRun(logits=logits, logits_closed_form=logits_cf, layers=layers, n_tokens=int(tokens.numel()),
