@@ -39,13 +39,18 @@ def layer_seed(seed: int, batch: int, layer: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(batch), int(layer)]).generate_state(1)[0])
 
 
-def chip_readout(chip: Chip) -> PhaseReadout | None:
-    """The chip's readout model (None when it is ideal: no noise, no quantisation)."""
+def chip_readout(chip: Chip, window_cycles: float | None = None) -> PhaseReadout | None:
+    """The chip's readout model (None when it is ideal: no noise, no quantisation, no detector filter).
+
+    ``window_cycles``: the averaging window [cycles] when it is not ``readout.averaging_cycles`` (SSA chips
+    average over ``ssa.averaging_cycles``)."""
     r = chip.config.readout
     noise = r.noise_rad if chip.config.noise else 0.0
-    if noise == 0 and r.bits is None:
+    if noise == 0 and r.bits is None and r.bandwidth_fraction is None:
         return None
-    return PhaseReadout(response=r.response, noise_rad=noise, bits=r.bits, averaging_cycles=r.averaging_cycles)
+    return PhaseReadout(response=r.response, noise_rad=noise, bits=r.bits,
+                        averaging_cycles=r.averaging_cycles if window_cycles is None else window_cycles,
+                        samples_per_cycle=r.samples_per_cycle, bandwidth_fraction=r.bandwidth_fraction)
 
 
 class _HeadStats:
@@ -233,6 +238,7 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info):
     causal = bool(comp["causal"])
     B, H, N, _ = J.shape
     sigma = chip.timebase["sigma_rad_per_sqrt_cycle"]
+    readout = chip_readout(chip, window_cycles=sc.averaging_cycles)
     fr = units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel)
     cg = lm.coupler_gain() if lm.coupler_spread_rel > 0 else None
     tri = np.tril(np.ones((N, N), dtype=bool), -1)
@@ -255,7 +261,10 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info):
                 coupler_gain=cg[h_i, i_i, j_i] if cg is not None else None, seed=seed, backend=backend,
                 harmonics=chip.harmonics)
             info["backend"] = res.backend
-            S[b_i, h_i, i_i, j_i] = J[sel] * res.mean_cos
+            mean_cos = res.mean_cos
+            if readout is not None:  # the cell's mixer output, averaged over the window, sampler noise, ADC
+                mean_cos = readout.measure_mean(mean_cos, np.random.default_rng([int(seed), 0x5EAD]))
+            S[b_i, h_i, i_i, j_i] = J[sel] * mean_cos
             locked[b_i, h_i, i_i, j_i] = res.locked
             if not causal:  # r is shared by all rows: the cell (i, j) serves (j, i) too
                 S[b_i, h_i, j_i, i_i] = S[b_i, h_i, i_i, j_i]
@@ -274,6 +283,8 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info):
             seed=seed, backend=backend, harmonics=chip.harmonics)
         info["backend"] = res.backend
         coh = res.coherence.reshape(B, H, N, N)
+        if readout is not None:  # each pair's ⟨cos(θ_i − θ_j)⟩ read through the same detector chain
+            coh = readout.measure_mean(coh, np.random.default_rng([int(seed), 0x5EAD]))
         mask = np.tril(np.ones((N, N), dtype=bool)) if causal else np.ones((N, N), dtype=bool)
         S = np.where(mask, J * coh, 0.0)
         S[:, :, idx, idx] = J[:, :, idx, idx]

@@ -30,7 +30,7 @@ import numpy as np
 
 from ._backend import integrate_phase
 from .quantise import Quantiser
-from .readout import PhaseReadout, wrap
+from .readout import PhaseReadout, free_running_samples, wrap
 
 __all__ = ["KuramotoChipOutput", "kuramoto_chip_step", "closed_form_increment"]
 
@@ -72,7 +72,8 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
                        freq_residual=None, coupler_gain=None, sigma: float = 0.0,
                        readout: PhaseReadout | None = None, seed: int = 0, reference_bank: bool = True,
                        save_every: int | None = None, backend: str = "auto",
-                       row_scaled: bool = False) -> KuramotoChipOutput:
+                       row_scaled: bool = False, amplitude=None,
+                       initial_phase_error=None) -> KuramotoChipOutput:
     """Simulate one Kuramoto attention layer's coupling step on the chip (one batched engine call).
 
     Parameters
@@ -108,6 +109,19 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
         Keep gain-bank trajectories every k steps (for plots).
     row_scaled : bool
         Quantise each row of A relative to its maximum m_t (m_t applied as an analog receive gain).
+    amplitude : object, optional
+        A complex-amplitude integrator (:class:`mapping.stno_chip.STNOAmplitudeModel`) used instead of the
+        phase macromodel: ``amplitude.integrate(omega, coupling, y0, t1=, seed=, sample_times=)`` returns the
+        final phases and the readout samples.
+    initial_phase_error : (banks, B, h, k_h, T) or None
+        Phase left by the injection (:mod:`mapping.injection`) [rad]: the network starts at θ + error while the
+        periphery subtracts the intended θ.
+
+    Notes
+    -----
+    The couplers open at τ_s; the readout (``readout``) then averages samples of the free-running trajectory
+    over its window (the exact solution of the uncoupled phase SDE, :func:`mapping.readout.free_running_samples`;
+    the amplitude model integrates that window too).
 
     Returns
     -------
@@ -151,12 +165,21 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
     coupling = np.stack(coup).reshape(G, T, T)
     omega = np.stack(omg).reshape(G, T)
     y0 = np.broadcast_to(th[None], (nb, B, n_heads, kh, T)).reshape(G, T)
-    res = integrate_phase(omega, coupling, y0, t1=settle_cycles, n_steps=n_steps, harmonics=harmonics,
-                          sigma=sigma, seed=seed, save_every=save_every, backend=backend)
-    y1 = res.y_final
+    y_start = y0 if initial_phase_error is None else y0 + np.asarray(initial_phase_error).reshape(G, T)
+    rng = np.random.default_rng([int(seed), 0x5EAD])
+    samples = None
+    if amplitude is not None:
+        y1, samples = amplitude.integrate(omega, coupling, y_start, t1=settle_cycles, seed=seed,
+                                          sample_times=None if readout is None else readout.sample_times())
+        res = type("R", (), {"ys": None, "ts": None, "backend": "engine (complex amplitude)"})()
+    else:
+        res = integrate_phase(omega, coupling, y_start, t1=settle_cycles, n_steps=n_steps, harmonics=harmonics,
+                              sigma=sigma, seed=seed, save_every=save_every, backend=backend)
+        y1 = res.y_final
     if readout is not None:
-        rng = np.random.default_rng([int(seed), 0x5EAD])
-        meas = readout.measure(y1, rng if readout.noise_rad > 0 else None)
+        if samples is None:
+            samples = free_running_samples(y1, omega, sigma, readout.sample_times(), rng)
+        meas = readout.measure_samples(samples, rng if readout.noise_rad > 0 else None)
     else:
         meas = y1
     dtheta = wrap(meas - y0).reshape(nb, B, n_heads, kh, T)
