@@ -233,6 +233,10 @@ class ChipConfig:
         Where the norm-matching bound B takes ‖a‖ from: a second, unit-gain oscillator bank on the chip
         (``chip``, doubles the Kuramoto arrays) or the digital closed form (``closed-form``). Unused with the
         tanh bound.
+    stno_model : {'auto', 'phase', 'amplitude'}
+        Spin-torque chips: ``phase`` the phase macromodel, ``amplitude`` the complex-amplitude network
+        (Kuramoto chips), ``auto`` the phase model only where its reduction is valid (settle window of several
+        1/Γ_p, coupling ≪ Γ_p; :mod:`mapping.stno_chip`). Ignored by other devices.
     coupling, readout, ssa : CouplingConfig, ReadoutConfig, SSAConfig
     """
 
@@ -246,6 +250,7 @@ class ChipConfig:
     steps_per_cycle: int = 4
     trim_bits: int | None = 8
     norm_reference: str = "chip"
+    stno_model: str = "auto"
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
@@ -269,6 +274,7 @@ class ChipConfig:
             raise ValueError(f"steps_per_cycle must be an integer in [1, 10000], got {self.steps_per_cycle!r}")
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
+        _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))
         for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig)):
             if not isinstance(getattr(self, name), cls):
                 raise ValueError(f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
