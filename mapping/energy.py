@@ -31,10 +31,11 @@ GPU, same operations and bytes at the precision of the FLOP figure (``energy.gpu
 - lower bound: FLOPs × TDP/peak at that precision + compulsory bytes (inputs, outputs, weights once per batch,
   the K/V cache in decode) × physical energy per byte: on-chip SRAM ([Hor14] scaled to the GPU's node, an
   optimistic rule there) when the working set fits in L2, HBM ([OCo17]) otherwise;
-- upper bound: the roofline at board power, TDP × max(FLOPs / peak, bytes_eager / HBM bandwidth), with the
-  eager traffic of an unfused implementation (every intermediate written and read once). It is the board at
-  full power for the roofline's time; small kernels at low occupancy run longer than the roofline, and NVML
-  (:func:`measure_gpu_energy`) is then the arbiter.
+- upper bound: the roofline at board power, TDP × (FLOPs / peak + bytes_eager / HBM bandwidth), with the
+  eager traffic of an unfused implementation (every intermediate written and read once) and no overlap of
+  compute and memory (so that it is never below the lower bound; the classical max form is reported as
+  ``roofline_max_j``). It is the board at full power for the roofline's time; small kernels at low
+  occupancy run longer than the roofline, and NVML (:func:`measure_gpu_energy`) is then the arbiter.
 
 Amdahl: the array replaces ``offloaded_flops`` of the chip's digital work; with the offloaded fraction f (of
 the chip's digital operations), no array can make the chip more than ``amdahl_max_gain`` = 1 / (1 − f) times
@@ -584,7 +585,7 @@ def gpu_energy_per_token(model_kind: str, mc: dict, n_layers: int, T: int, gpu: 
 
     Returns
     -------
-    dict with ``lower_j``, ``upper_j``, ``energy_per_token_gpu_j`` (= ``upper_j``, the old roofline figure),
+    dict with ``lower_j``, ``upper_j``, ``roofline_max_j``, ``energy_per_token_gpu_j`` (= ``upper_j``),
     ``flops_per_token``, ``bytes_per_token`` (compulsory), ``bytes_eager_per_token``, ``memory`` ('sram' or
     'hbm' for the lower bound), ``working_set_bytes``, ``flop_only_j``, ``flop_plus_hbm_physical_j``,
     ``gpu``, ``precision``, ``sources``.
@@ -622,9 +623,12 @@ def gpu_energy_per_token(model_kind: str, mc: dict, n_layers: int, T: int, gpu: 
     e_byte = e_sram if fits else HBM_J_PER_BYTE
     e_flop = g.j_per_op(precision)
     lower = F * e_flop + Q * e_byte
-    upper = g.tdp_w * max(F / g.peaks[precision], Qe / g.hbm_bytes_per_s)
+    # the roofline time without overlap of compute and memory: it bounds the lower bound from above
+    # (TDP / bandwidth exceeds any physical energy per byte, and the eager traffic the compulsory one)
+    upper = g.tdp_w * (F / g.peaks[precision] + Qe / g.hbm_bytes_per_s)
+    roofline = g.tdp_w * max(F / g.peaks[precision], Qe / g.hbm_bytes_per_s)
     return {
-        "lower_j": lower, "upper_j": upper, "energy_per_token_gpu_j": upper,
+        "lower_j": lower, "upper_j": upper, "roofline_max_j": roofline, "energy_per_token_gpu_j": upper,
         "flops_per_token": F, "bytes_per_token": Q, "bytes_eager_per_token": Qe,
         "memory": "sram" if fits else "hbm", "working_set_bytes": working,
         "flop_only_j": F * e_flop, "flop_plus_hbm_physical_j": F * e_flop + Q * HBM_J_PER_BYTE,
@@ -635,9 +639,11 @@ def gpu_energy_per_token(model_kind: str, mc: dict, n_layers: int, T: int, gpu: 
                           f"{g.l2_bytes / 1e6:g} MB; {ec.SRAM_SOURCE}, scaled to {g.node_nm:g} nm: optimistic "
                           f"below 20 nm, so the bound stays low)" if fits else
                           f"HBM {HBM_J_PER_BYTE:.3g} J/B ({HBM_SOURCE})") + f"; {g.source}",
-            "upper_j": f"TDP x max(FLOPs/peak, eager bytes/HBM bandwidth) (every intermediate written and read "
-                       f"once); {g.source}",
-            "energy_per_token_gpu_j": f"TDP x max(FLOPs/peak, bytes/bandwidth): {g.source}",
+            "upper_j": f"TDP x (FLOPs/peak + eager bytes/HBM bandwidth): the board at full power for the roofline "
+                       f"time without compute/memory overlap, every intermediate written and read once; {g.source}",
+            "roofline_max_j": f"TDP x max(FLOPs/peak, eager bytes/HBM bandwidth) (the classical roofline); "
+                              f"{g.source}",
+            "energy_per_token_gpu_j": "= upper_j",
             "flop_plus_hbm_physical_j": HBM_SOURCE,
             "flops_per_token": "counted operation by operation in mapping.energy.attention_cost / model_cost",
         },
@@ -727,31 +733,50 @@ def energy_report(chip: Chip, T: int | None = None, *, gpu: str | None = None) -
     }
 
 
-def measure_gpu_energy(model, tokens, *, repeats: int = 200) -> dict | None:
+def measure_gpu_energy(model, tokens, *, repeats: int = 200, device=None, nvml=None) -> dict | None:
     """Measured GPU energy per token [J] of the closed-form attention layers, with NVML's total-energy counter.
 
     Runs every attention layer once (warm-up), reads ``nvmlDeviceGetTotalEnergyConsumption`` (mJ since driver
-    load), runs them ``repeats`` times, reads it again. Whole board, idle power included.
+    load), runs them ``repeats`` times, reads it again: J/token = ΔE / (repeats × tokens). Whole board, idle
+    power included.
 
-    Returns None when no CUDA GPU, torch.cuda or pynvml is available (optional imports); a dict with ``error``
-    when NVML fails on the GPU.
+    Parameters
+    ----------
+    model : KuramotoLM or OSNModel
+    tokens : (B, T) int64
+    repeats : int
+        Timed repetitions, >= 1.
+    device : str or torch.device, optional
+        Where to run (default ``'cuda'``); another device only together with ``nvml`` (tests).
+    nvml : module-like, optional
+        An object with pynvml's ``nvmlInit``, ``nvmlDeviceGetHandleByIndex`` and
+        ``nvmlDeviceGetTotalEnergyConsumption`` (default: ``import pynvml``).
+
+    Returns
+    -------
+    dict or None
+        None when no CUDA GPU, torch.cuda or pynvml is available (optional imports) and no ``nvml`` is given;
+        a dict with ``error`` when NVML fails.
     """
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            return None
-        import pynvml
-    except Exception:
-        return None
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
     try:
-        pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+        import torch
+
+        if nvml is None:
+            if not torch.cuda.is_available():
+                return None
+            import pynvml as nvml
+    except Exception:
+        return None
+    try:
         import copy
 
-        dev = torch.device("cuda")
+        dev = torch.device(device or "cuda")
+        cuda = dev.type == "cuda"
+        sync = torch.cuda.synchronize if cuda else (lambda: None)
+        nvml.nvmlInit()
+        handle = nvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device() if cuda else 0)
         m = copy.deepcopy(model).to(dev)  # the caller's model stays where it is
         tok = torch.as_tensor(tokens, dtype=torch.long, device=dev)
         with torch.no_grad():
@@ -763,15 +788,16 @@ def measure_gpu_energy(model, tokens, *, repeats: int = 200) -> dict | None:
                 fns = [lambda x=x, b=b: b.attn(b.norm1(x)) for b in m.blocks]
             for f in fns:
                 f()
-            torch.cuda.synchronize()
-            e0 = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)  # mJ
+            sync()
+            e0 = nvml.nvmlDeviceGetTotalEnergyConsumption(handle)  # mJ
             for _ in range(repeats):
                 for f in fns:
                     f()
-            torch.cuda.synchronize()
-            e1 = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)
+            sync()
+            e1 = nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
         j = (e1 - e0) * 1e-3 / (repeats * tok.numel())
-        return {"measured_gpu_j_per_token": j, "repeats": repeats, "device": torch.cuda.get_device_name(),
+        return {"measured_gpu_j_per_token": j, "repeats": repeats,
+                "device": torch.cuda.get_device_name(dev) if cuda else str(dev),
                 "source": "NVML nvmlDeviceGetTotalEnergyConsumption (whole board, idle power included)"}
     except Exception as exc:  # noqa: BLE001 - hardware dependent; reported, not raised
         return {"error": f"{type(exc).__name__}: {exc}"}
