@@ -15,7 +15,7 @@ import numpy as np
 from . import units
 from .chip import Chip, LayerMap, _sha, coupler_spread_draw
 from .config import ChipConfig
-from .devices import device_profile
+from .devices import chip_device
 from .quantise import Quantiser
 
 __all__ = ["compile", "load_model", "model_kind", "model_fingerprint", "attach_model"]
@@ -76,53 +76,115 @@ def _trim(eps: np.ndarray, sigma: float, bits: int | None):
     return code, eps - code * step
 
 
-def coupling_rule(config: ChipConfig, device) -> dict:
-    """The effective coupling function the chip programs, after the optional phase correction.
+def coupling_rule(config: ChipConfig, device, kind: str = "kuramoto") -> dict:
+    """The coupler the chip uses for its matrix and the effective coupling function it programs.
 
-    ``two-tap``: the source ring is tapped at node 0 (weight w₁) and at a node of phase offset δ (w₂), so
-    H_eff(Δ) = w₁ H(Δ) + w₂ H(Δ + δ), i.e. c_m → c_m (w₁ + w₂ e^{imδ}) for c_m = a_m + i b_m; δ is the smallest
-    node phase k(π + π/n) (mod 2π) beyond the needed rotation φ* = −arg c₁, and w₂/w₁ = sin φ* / sin(δ − φ*),
-    which makes c₁ real. Harmonics are renormalised to a₁ = 1.
+    ``kind`` 'kuramoto' (causal, signed C: the device's one-way coupler, e.g. a ring's transconductor, a
+    negative receive gain being its output-swapped circuit) or 'ssa' (symmetric pairs: the bidirectional
+    coupler, e.g. a resistor). H of one coupler comes from the device object (ring: receiver PPV × the
+    coupler's current waveform); harmonics are normalised to a₁ = 1 (κ sets the scale) and the loading offset
+    is reported per coupler in units of a₁ (a constant frequency shift, cancelled by the trim bias).
+
+    ``two-tap`` (ring devices): each coupling senses the source ring at node 0 (weight w₁) and at node k
+    (w₂ ≥ 0), H_eff = w₁ H_0 + w₂ H_k with H_k computed for that tap from the circuit; the node k and w₂/w₁
+    are chosen so that the first harmonic of H_eff is a pure sine (its cos term cancelled) with the largest
+    a₁ per unit of coupler weight. Doubles the couplers.
+
+    Raises
+    ------
+    ValueError
+        The device's coupler cannot realise the matrix (one-way or negative), or a negative coupling whose
+        circuit does not give −H (the chip's phase network takes one H shape per matrix).
     """
-    h = device.harmonics_array()
+    matrix = "kuramoto" if kind == "kuramoto" else "ssa"
+    cp = device.coupler(matrix)
+    cf = device.coupling_function(matrix)
+    h_raw = np.asarray(cf.harmonics, dtype=float)
+    a1 = float(h_raw[0, 0])
+    if not a1 > 0:
+        raise ValueError(f"device {device.name!r}: the {matrix} coupler's H has no positive first sine harmonic")
     mode = config.coupling.phase_correction
     if mode == "auto":
-        mode = "two-tap" if device.name.startswith("ring") else "none"
-    rule = {"phase_correction": mode, "taps": 1, "tap_phase_rad": 0.0,
-            "weights": [1.0], "harmonics": [list(map(float, r)) for r in h]}
+        mode = "two-tap" if device.is_ring else "none"
+    rule = {"matrix": matrix, "coupler": _describe_coupler(cp), "phase_correction": mode, "taps": 1,
+            "tap_node": 0, "tap_phase_rad": 0.0, "weights": [1.0],
+            "a1_rad_s_per_coupler": a1, "offset_per_coupler": float(cf.offset_rad_s) / a1,
+            "harmonics": [list(map(float, r)) for r in _normalised(h_raw)]}
+    if matrix == "kuramoto":
+        cn = device.coupling_function(matrix, sign=-1)
+        hn = np.asarray(cn.harmonics, dtype=float)
+        if not np.allclose(hn, -h_raw, rtol=1e-6, atol=1e-9 * abs(a1)):
+            raise ValueError(f"device {device.name!r}: the negative-gain coupler's H is not -H of the positive one; "
+                             f"the chip's phase network takes one H shape per matrix")
+        rule["negative_gain"] = "swapped coupler circuit; its H computed from the circuit equals -H in every harmonic"
+        rule["offset_negative_per_coupler"] = float(cn.offset_rad_s) / a1
     if mode == "none":
         return rule
-    if not device.name.startswith("ring"):
+    if not device.is_ring:
         raise ValueError(f"coupling.phase_correction = 'two-tap' needs a ring device (its nodes provide the phase "
                          f"taps); the device is {device.name!r}")
-    try:
-        import hw_models
-
-        n = int(hw_models.cmos_65nm_ring().n_stages)
-    except Exception:  # noqa: BLE001
-        n = 5  # cmos_65nm_ring default (assumed when hw_models is unavailable)
-    c = h[:, 0] + 1j * h[:, 1]
-    phi = -float(np.angle(c[0]))
-    if abs(phi) < 1e-12:
+    n = int(device.oscillator.params.n_stages)
+    c0 = h_raw[:, 0] + 1j * h_raw[:, 1]
+    if abs(c0[0].imag) < 1e-12 * abs(c0[0]):
         return rule
-    nodes = [((k * (np.pi + np.pi / n)) + np.pi) % (2 * np.pi) - np.pi for k in range(1, n)]
-    cands = [d for d in nodes if np.sign(d) == np.sign(phi) and abs(d) > abs(phi)]
-    if not cands:
-        raise ValueError(f"no ring tap can rotate the coupling function by {phi:.3f} rad")
-    delta = min(cands, key=abs)
-    r = np.sin(phi) / np.sin(delta - phi)
+    best = None
+    for k in range(1, n):
+        hk = np.asarray(device.coupling_function(matrix, source_node=k).harmonics, dtype=float)
+        ck = hk[:, 0] + 1j * hk[:, 1]
+        if ck[0].imag == 0 or np.sign(ck[0].imag) == np.sign(c0[0].imag):
+            continue
+        r = -c0[0].imag / ck[0].imag
+        eff = (c0[0].real + r * ck[0].real) / (1.0 + r)  # a_1 per unit of total coupler weight
+        if eff > 0 and (best is None or eff > best[0]):
+            best = (eff, k, r, ck)
+    if best is None:
+        raise ValueError("no ring tap can cancel the cos term of the coupling function's first harmonic")
+    _, k, r, ck = best
     w = np.array([1.0, r]) / (1.0 + r)
-    m = np.arange(1, len(c) + 1)
-    ce = c * (w[0] + w[1] * np.exp(1j * m * delta))
+    ce = w[0] * c0 + w[1] * ck
     he = np.stack([ce.real, ce.imag], axis=1)
-    he = he / he[0, 0]
+    a1e = float(he[0, 0])
+    he = he / a1e
     he[0, 1] = 0.0  # exact by construction (rounding)
-    rule.update(taps=2, tap_phase_rad=float(delta), weights=[float(x) for x in w],
-                harmonics=[list(map(float, r_)) for r_ in he])
+    off_k = float(device.coupling_function(matrix, source_node=k).offset_rad_s)
+    rule.update(taps=2, tap_node=int(k), tap_phase_rad=float(np.angle(ck[0] / c0[0])),
+                weights=[float(x) for x in w], a1_rad_s_per_coupler=a1e,
+                offset_per_coupler=(w[0] * float(cf.offset_rad_s) + w[1] * off_k) / a1e,
+                harmonics=[list(map(float, r_)) for r_ in _normalised(he)])
+    if matrix == "kuramoto":
+        off_nk = float(device.coupling_function(matrix, sign=-1, source_node=k).offset_rad_s)
+        rule["offset_negative_per_coupler"] = (w[0] * float(cn.offset_rad_s) + w[1] * off_nk) / a1e
     return rule
 
 
-def _kuramoto_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float) -> list[LayerMap]:
+def _normalised(h):
+    from .devices import _normalise
+
+    return _normalise(h)
+
+
+def _describe_coupler(cp) -> dict:
+    if isinstance(cp, float):
+        return {"kind": "abstract", "strength": cp}
+    from hw_models.couplers import coupler_to_dict
+
+    return coupler_to_dict(cp)
+
+
+def _draw(device, n_shape, rng, mismatch: bool):
+    """Per-oscillator relative frequency error, D / D_nominal and power [W] from the device's instance draw."""
+    n = int(np.prod(n_shape))
+    osc = device.oscillator
+    if not mismatch:
+        return np.zeros(n_shape), np.ones(n_shape), np.full(n_shape, device.power_w)
+    inst = osc.draw_instances(n, rng)
+    eps = (np.asarray(inst.f0_hz) / device.f0_hz - 1.0).reshape(n_shape)
+    d0 = float(osc.diffusion())
+    drel = (np.asarray(inst.diffusion_rad2_per_s) / d0).reshape(n_shape) if d0 > 0 else np.ones(n_shape)
+    return eps, drel, np.asarray(inst.power_w, dtype=float).reshape(n_shape)
+
+
+def _kuramoto_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float, device) -> list[LayerMap]:
     mc = model.config
     T, k, h = mc.seq_len, mc.k, mc.n_heads
     kh = k // h
@@ -136,7 +198,7 @@ def _kuramoto_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: f
     for i in range(mc.n_layers):
         shape = (banks, h, kh, T)
         rng = np.random.default_rng([config.mismatch_seed, i, 1])
-        eps = freq_sigma * rng.standard_normal(shape)
+        eps, drel, pw = _draw(device, shape, rng, config.mismatch)
         code, resid = _trim(eps, freq_sigma, config.trim_bits)
         cshape = (banks, h, kh, T, T)
         cseed = [config.mismatch_seed, i, 2]
@@ -149,11 +211,11 @@ def _kuramoto_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: f
                                oscillator_shape=shape, lam=0.0, coupling_quantiser=cq, gain_quantiser=gq,
                                freq_trim_code=code, freq_residual_rel=resid, coupler_shape=cshape,
                                coupler_spread_rel=coup_sigma, coupler_seed=cseed, coupler_sha256=sha,
-                               resources=res))
+                               resources=res, diffusion_rel=drel, power_w=pw))
     return layers
 
 
-def _ssa_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float) -> list[LayerMap]:
+def _ssa_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float, device) -> list[LayerMap]:
     mc = model.config
     T, h = mc.seq_len, mc.n_heads
     collective = config.ssa.mode == "collective"
@@ -172,7 +234,7 @@ def _ssa_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float)
         lam = kappa / K
         shape = (h, T) if collective else (h, T, T, 2)
         rng = np.random.default_rng([config.mismatch_seed, i, 1])
-        eps = freq_sigma * rng.standard_normal(shape)
+        eps, drel, pw = _draw(device, shape, rng, config.mismatch)
         code, resid = _trim(eps, freq_sigma, config.trim_bits)
         cshape = (h, T, T)
         cseed = [config.mismatch_seed, i, 2]
@@ -188,7 +250,8 @@ def _ssa_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float)
                                head_dim=F, max_tokens=T, banks=1, oscillator_shape=shape, lam=lam,
                                coupling_quantiser=cq, gain_quantiser=None, freq_trim_code=code,
                                freq_residual_rel=resid, coupler_shape=cshape, coupler_spread_rel=coup_sigma,
-                               coupler_seed=cseed, coupler_sha256=sha, resources=res))
+                               coupler_seed=cseed, coupler_sha256=sha, resources=res, diffusion_rel=drel,
+                               power_w=pw))
     return layers
 
 
@@ -222,12 +285,12 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         checkpoint = str(model)
         model, _ = load_model(model)
     kind = model_kind(model)
-    dev = device_profile(config.device, f0_hz=config.f0_hz)
+    dev = chip_device(config.device, f0_hz=config.f0_hz)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
-    coup_sigma = (config.coupling.spread if config.coupling.spread is not None else dev.coupler_spread_rel)
+    coup_sigma = (config.coupling.spread if config.coupling.spread is not None else dev.coupler_spread_rel(kind))
     coup_sigma = coup_sigma if config.mismatch else 0.0
-    rule = coupling_rule(config, dev)
-    layers = (_kuramoto_layers if kind == "kuramoto" else _ssa_layers)(model, config, freq_sigma, coup_sigma)
+    rule = coupling_rule(config, dev, kind)
+    layers = (_kuramoto_layers if kind == "kuramoto" else _ssa_layers)(model, config, freq_sigma, coup_sigma, dev)
     if rule["taps"] > 1:
         for lm in layers:
             lm.resources["couplers"] *= rule["taps"]

@@ -112,7 +112,9 @@ def chip_energy_per_token(chip: Chip, T: int | None = None) -> dict:
     mc = chip.model_info["config"]
     bits_c = cfg.coupling.bits or _ANALOG_BITS
     bits_r = cfg.readout.bits or _ANALOG_BITS
-    conv_j = dev.adc_fom_j_per_step * 2**bits_r
+    from . import energy_constants as EC
+
+    conv_j = EC.ADC_FOM_J_PER_STEP * 2**bits_r
     taps = int(chip.coupling_rule.get("taps", 1)) if chip.coupling_rule else 1
     e = {"oscillators_j": 0.0, "coupler_programming_j": 0.0, "readout_j": 0.0, "digital_periphery_j": 0.0}
     for lm in chip.layers:
@@ -133,24 +135,26 @@ def chip_energy_per_token(chip: Chip, T: int | None = None) -> dict:
             t_on = (cfg.ssa.settle_cycles + cfg.ssa.averaging_cycles) / f0
             samples = max(1.0, cfg.ssa.averaging_cycles / cfg.readout.averaging_cycles)
             conversions = 2 * n_osc * samples
-        e["oscillators_j"] += n_osc * dev.power_w * t_on / T
-        e["coupler_programming_j"] += taps * n_coup * bits_c * dev.coupler_write_j_per_bit / T
+        # per-instance powers of the chip's mismatch draw (mean over the layer's oscillators)
+        p_osc = float(lm.power_w.mean()) if lm.power_w is not None and lm.power_w.any() else dev.power_w
+        e["oscillators_j"] += n_osc * p_osc * t_on / T
+        e["coupler_programming_j"] += taps * n_coup * bits_c * EC.COUPLER_WRITE_J_PER_BIT / T
         e["readout_j"] += conversions * conv_j / T
         cost = attention_cost(chip.kind, mc, T)
         dig = cost["chip_digital_flops"]
         if lm.kind == "ssa1d-collective":  # ⟨cos(θ_i − θ_j)⟩ accumulated digitally from the phase samples
             dig += lm.n_heads * (T + 1) / 2 * 4 * max(1.0, cfg.ssa.averaging_cycles / cfg.readout.averaging_cycles)
-        e["digital_periphery_j"] += dig * dev.digital_j_per_flop
+        e["digital_periphery_j"] += dig * EC.DIGITAL_J_PER_FLOP
     total = sum(e.values())
     sources = {
-        "oscillators_j": f"N_osc x P_osc x (settle + readout window) / T; P_osc = {dev.power_w:.3g} W: "
-                         f"{dev.sources.get('power_w', 'assumed')}",
-        "coupler_programming_j": f"N_couplers x {bits_c} bits x {dev.coupler_write_j_per_bit:.3g} J/bit / T: "
-                                 f"{dev.sources.get('coupler_write_j_per_bit', 'assumed')}",
+        "oscillators_j": f"N_osc x P_osc x (settle + readout window) / T; nominal P_osc = {dev.power_w:.3g} W "
+                         f"({dev.sources.get('power', 'assumed')}), per-instance from the mismatch draw",
+        "coupler_programming_j": f"N_couplers x {bits_c} bits x {EC.COUPLER_WRITE_J_PER_BIT:.3g} J/bit / T: "
+                                 f"{EC.SOURCES['coupler_write_j_per_bit']}",
         "readout_j": f"2 channels per phase x FoM x 2^{bits_r} ({conv_j:.3g} J/conversion): "
-                     f"{dev.sources.get('adc_fom_j_per_step', 'assumed')}",
-        "digital_periphery_j": f"digital attention operations x {dev.digital_j_per_flop:.3g} J/FLOP: "
-                               f"{dev.sources.get('digital_j_per_flop', 'assumed')}",
+                     f"{EC.SOURCES['adc_fom_j_per_step']}",
+        "digital_periphery_j": f"digital attention operations x {EC.DIGITAL_J_PER_FLOP:.3g} J/FLOP: "
+                               f"{EC.SOURCES['digital_j_per_flop']}",
     }
     return {"energy_per_token_chip_j": total, "breakdown": e, "sources": sources, "tokens_per_sequence": T,
             "scope": "attention layers only"}

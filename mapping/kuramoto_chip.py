@@ -96,8 +96,8 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
         bank 1 the unit-gain reference bank.
     coupler_gain : (banks, h, k_h, T_max, T_max) or None
         Multiplicative coupler strengths 1 + δ (mismatch).
-    sigma : float
-        Phase-noise intensity [rad / sqrt(cycle)].
+    sigma : float or (banks, h, k_h, T_max) array
+        Phase-noise intensity [rad / sqrt(cycle)], per oscillator when an array (the device's instance draw).
     readout : PhaseReadout or None
         None: ideal readout.
     seed : int
@@ -150,6 +150,10 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
     G = nb * B * n_heads * kh
     coupling = np.stack(coup).reshape(G, T, T)
     omega = np.stack(omg).reshape(G, T)
+    sig = np.asarray(sigma, dtype=float)
+    if sig.ndim:  # per-oscillator noise of the mismatch draw, laid out like freq_residual
+        sigma = np.stack([np.broadcast_to(sig[bank][None, :, :, :T], (B, n_heads, kh, T))
+                          for bank in range(nb)]).reshape(G, T)
     y0 = np.broadcast_to(th[None], (nb, B, n_heads, kh, T)).reshape(G, T)
     res = integrate_phase(omega, coupling, y0, t1=settle_cycles, n_steps=n_steps, harmonics=harmonics,
                           sigma=sigma, seed=seed, save_every=save_every, backend=backend)
