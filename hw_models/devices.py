@@ -261,6 +261,12 @@ class RingOscillator(Oscillator):
         """Average supply power ⟨V_DD I_DD⟩ over one limit cycle of the circuit model [W]."""
         return self._power
 
+    def coupler_power(self, coupler, delta_rad: float = math.pi / 2) -> float:
+        """Static dissipation [W] of one coupler between two copies of this ring at phase difference Δ."""
+        from hw_models.energy import coupler_power
+
+        return coupler_power(self.params, coupler, delta_rad)
+
     @functools.cached_property
     def _sens(self):
         from hw_models.mismatch import frequency_sensitivities

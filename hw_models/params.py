@@ -70,9 +70,10 @@ def _vdd(device):
 
 
 def _coupler_power(coupler, device, delta_rad):
-    from hw_models.energy import coupler_power
-
-    return coupler_power(getattr(device, "params", device), coupler, delta_rad)
+    # the device object computes it from its limit cycle (params hold no behaviour that needs the circuit)
+    if not hasattr(device, "coupler_power"):
+        raise ValueError(f"device must be a RingOscillator (hw_models.devices), got {type(device).__name__}")
+    return device.coupler_power(coupler, delta_rad)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -27,6 +27,7 @@ import numpy as np
 
 from .config import ChipConfig, config_from_dict, config_to_dict
 from .devices import ChipDevice, chip_device_from_dict
+from .model_io import attach_model
 from .quantise import Quantiser
 
 __all__ = ["FORMAT", "Chip", "LayerMap", "load_chip", "save_chip", "coupler_spread_draw"]
@@ -276,10 +277,15 @@ class Chip:
 
     def summary(self) -> str:
         r = self.resources
-        return (f"{self.kind} chip on {self.device.name} (f0 = {self.device.f0_hz / 1e9:.3g} GHz, "
-                f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad): {len(self.layers)} layers, "
-                f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
-                f"{r['readout_channels']:,} readout channels")
+        s = (f"{self.kind} chip on {self.device.name} (f0 = {self.device.f0_hz / 1e9:.3g} GHz, "
+             f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad): {len(self.layers)} layers, "
+             f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
+             f"{r['readout_channels']:,} readout channels")
+        if isinstance(self.timebase.get("stno"), dict):  # device realism (mapping.stno_chip)
+            from .stno_chip import regime_summary
+
+            s += "\n" + regime_summary(self.timebase["stno"])
+        return s
 
 
 def _reject_constants(s):
@@ -353,7 +359,7 @@ def chip_from_json(d: dict, model=None) -> Chip:
     h = np.asarray(rule.get("harmonics") if isinstance(rule, dict) else None, dtype=float)
     if h.ndim != 2 or h.shape[1] != 2 or not np.all(np.isfinite(h)) or h[0, 0] != 1.0:
         raise ValueError("coupling_rule.harmonics must be an (M, 2) finite array with a_1 = 1")
-    from .compiler import coupling_rule  # late import: compiler imports this module
+    from .devices import coupling_rule
 
     expect = np.asarray(coupling_rule(config, device, d["kind"])["harmonics"], dtype=float)
     if h.shape != expect.shape or not np.allclose(h, expect, rtol=1e-6, atol=1e-9):
@@ -361,8 +367,6 @@ def chip_from_json(d: dict, model=None) -> Chip:
                          "(edited file, or a different device model version)")
     chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
                 layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule)
-    from .compiler import attach_model  # late import: compiler imports this module
-
     attach_model(chip, model)
     return chip
 

@@ -7,6 +7,8 @@ import math
 import sys
 from pathlib import Path
 
+from oscsim.cli import float_range, int_range
+
 __all__ = ["register_compile", "register_simulate", "register_compare", "DEFAULT_CHECKPOINT", "DEFAULT_TOKENS"]
 
 DEFAULT_CHECKPOINT = "kuramoto-tiny"
@@ -30,7 +32,9 @@ def _chip_and_model(args, cfg):
     from .compiler import compile as compile_chip, load_model
 
     src = args.checkpoint
-    if src.endswith(".json") and Path(src).is_file():
+    if src.endswith(".json") and not Path(src).is_file():
+        raise FileNotFoundError(f"CKPT: chip file {src!r} not found")
+    if src.endswith(".json"):
         chip = load_chip(src)
         if getattr(args, "ideal", False) or getattr(args, "config", None):
             raise ValueError("--ideal/--config cannot change a compiled chip file; pass the checkpoint instead")
@@ -49,6 +53,8 @@ def _validation_tokens(model_cfg: dict, n_tokens: int, split: str = "valid"):
     from oscsim.data import eval_windows, load_shakespeare
 
     T = int(model_cfg["seq_len"])
+    if n_tokens < T:
+        raise ValueError(f"--tokens must be >= {T} (one window of the model's seq_len), got {n_tokens}")
     data = load_shakespeare().split(split)
     n_win = max(1, n_tokens // T)
     x, y = eval_windows(data, T, max_windows=n_win)
@@ -72,7 +78,8 @@ def register_compile(subparsers) -> None:
     p.add_argument("checkpoint", metavar="CKPT", help="bundled name (kuramoto-tiny, ssa1d-tiny) or checkpoint folder")
     p.add_argument("--config", help="chip configuration TOML (see examples/chip.toml); default: ring preset")
     p.add_argument("--ideal", action="store_true", help="ideal devices, no noise, no mismatch, unquantised")
-    p.add_argument("--kappa-tau", type=float, default=None, help="override the settle window by kappa*tau_s [rad]")
+    p.add_argument("--kappa-tau", type=float_range(0, lo_open=True), default=None,
+                   help="override the settle window by kappa*tau_s [rad], > 0")
     p.add_argument("--out", required=True, help="output chip JSON path")
     p.set_defaults(func=_run_compile)
 
@@ -174,11 +181,12 @@ def register_simulate(subparsers) -> None:
     p.add_argument("--config", help="chip configuration TOML (default: the 65 nm ring macromodel preset)")
     p.add_argument("--ideal", action="store_true",
                    help="ideal devices, no noise, no mismatch, unquantised couplings and readout")
-    p.add_argument("--kappa-tau", type=float, default=None, help="override the settle window by kappa*tau_s [rad]")
-    p.add_argument("--tokens", type=int, default=DEFAULT_TOKENS,
-                   help=f"validation tokens to score (whole windows; default {DEFAULT_TOKENS})")
-    p.add_argument("--split", default="valid", choices=("valid", "test"))
-    p.add_argument("--seed", type=int, default=0, help="noise seed of the run")
+    p.add_argument("--kappa-tau", type=float_range(0, lo_open=True), default=None,
+                   help="override the settle window by kappa*tau_s [rad], > 0")
+    p.add_argument("--tokens", type=int_range(1), default=DEFAULT_TOKENS,
+                   help="validation tokens to score (whole windows, at least one window of the model's seq_len)")
+    p.add_argument("--split", default="valid", choices=("valid", "test"), help="held-out split to score")
+    p.add_argument("--seed", type=int_range(0), default=0, help="noise seed of the run (>= 0)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_run_simulate)
 
@@ -191,6 +199,12 @@ def _run_compare(args) -> int:
     chip, _ = _chip_and_model(args, cfg)
     x, _ = _validation_tokens(chip.model_info["config"], chip.layers[0].max_tokens)
     T = args.seq_len or x.shape[1]
+    if not 2 <= T <= x.shape[1]:
+        raise ValueError(f"--seq-len must be in [2, {x.shape[1]}] (the chip's max_tokens), got {T}")
+    if args.layer >= len(chip.layers):
+        raise ValueError(f"--layer must be in [0, {len(chip.layers) - 1}], got {args.layer}")
+    if args.head >= chip.layers[args.layer].n_heads:
+        raise ValueError(f"--head must be in [0, {chip.layers[args.layer].n_heads - 1}], got {args.head}")
     out = compare_layer(chip, x[:1, :T], layer=args.layer, head=args.head, plot_dir=args.plot, seed=args.seed)
     if args.json:
         print(json.dumps(out, indent=1, default=str))
@@ -203,13 +217,16 @@ def _run_compare(args) -> int:
 def register_compare(subparsers) -> None:
     p = subparsers.add_parser("compare", help="closed form vs simulated network for one layer and head, with plots")
     p.add_argument("checkpoint", metavar="CKPT", help="checkpoint name/folder or chip JSON")
-    p.add_argument("--layer", type=int, default=0)
-    p.add_argument("--head", type=int, default=0)
+    p.add_argument("--layer", type=int_range(0), default=0, help="layer index (0 .. layers-1)")
+    p.add_argument("--head", type=int_range(0), default=0, help="head index (0 .. heads-1)")
     p.add_argument("--plot", required=True, metavar="DIR", help="folder for the PNG figures")
-    p.add_argument("--config", help="chip configuration TOML")
-    p.add_argument("--ideal", action="store_true")
-    p.add_argument("--kappa-tau", type=float, default=None)
-    p.add_argument("--seq-len", type=int, default=None, help="tokens of the validation window (default: model's)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--config", help="chip configuration TOML (default: the 65 nm ring macromodel preset)")
+    p.add_argument("--ideal", action="store_true",
+                   help="ideal devices, no noise, no mismatch, unquantised couplings and readout")
+    p.add_argument("--kappa-tau", type=float_range(0, lo_open=True), default=None,
+                   help="override the settle window by kappa*tau_s [rad], > 0")
+    p.add_argument("--seq-len", type=int_range(2), default=None,
+                   help="tokens of the validation window, in [2, the model's seq_len] (None: the model's)")
+    p.add_argument("--seed", type=int_range(0), default=0, help="noise seed of the run (>= 0)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_run_compare)

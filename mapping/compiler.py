@@ -6,7 +6,6 @@ once (seeded by ``config.mismatch_seed``), derives the programming rules and cou
 
 from __future__ import annotations
 
-import hashlib
 import os
 from typing import Any
 
@@ -15,46 +14,14 @@ import numpy as np
 from . import units
 from .chip import Chip, LayerMap, _sha, coupler_spread_draw
 from .config import ChipConfig
-from .devices import chip_device
+from .devices import chip_device, coupling_rule  # noqa: F401  (coupling_rule re-exported)
+from .model_io import attach_model, load_model, model_fingerprint, model_kind
+from .inert import check_fields_act
 from .quantise import Quantiser
 
 __all__ = ["compile", "load_model", "model_kind", "model_fingerprint", "attach_model"]
 
 _TRIM_RANGE_SIGMA = 4.0  # the trim DAC spans ±4 σ of the frequency spread (assumed)
-
-
-def model_kind(model) -> str:
-    """'kuramoto' for a KuramotoLM, 'ssa' for an OSNModel; anything else is refused with a ValueError."""
-    name = type(model).__name__
-    if name == "KuramotoLM":
-        return "kuramoto"
-    if name == "OSNModel":
-        return "ssa"
-    raise ValueError(f"cannot compile a {name} onto an oscillator chip: chips implement Kuramoto attention "
-                     f"(KuramotoLM checkpoints, e.g. 'kuramoto-tiny') or SSA (OSNModel checkpoints, e.g. "
-                     f"'ssa1d-tiny'); a transformer has no oscillator layer")
-
-
-def load_model(name_or_path: str | os.PathLike):
-    """Load a checkpoint (bundled name or folder); returns (model, meta). Refuses models a chip cannot run."""
-    try:
-        from oscsim.train import load_checkpoint
-    except ImportError as exc:  # pragma: no cover
-        raise ValueError(f"oscsim.train is not available to load checkpoints: {exc}") from None
-    model, meta = load_checkpoint(name_or_path)
-    model_kind(model)
-    return model, meta
-
-
-def model_fingerprint(model) -> str:
-    """SHA-256 over the names, shapes and bytes of the model's state dict (sorted by name)."""
-    h = hashlib.sha256()
-    for name, t in sorted(model.state_dict().items()):
-        a = t.detach().cpu().contiguous().numpy()
-        h.update(name.encode())
-        h.update(str(tuple(a.shape)).encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
 
 
 def _model_name(model) -> str:
@@ -74,101 +41,6 @@ def _trim(eps: np.ndarray, sigma: float, bits: int | None):
     step = _TRIM_RANGE_SIGMA * sigma / L
     code = np.clip(np.round(eps / step), -L, L).astype(np.int64)
     return code, eps - code * step
-
-
-def coupling_rule(config: ChipConfig, device, kind: str = "kuramoto") -> dict:
-    """The coupler the chip uses for its matrix and the effective coupling function it programs.
-
-    ``kind`` 'kuramoto' (causal, signed C: the device's one-way coupler, e.g. a ring's transconductor, a
-    negative receive gain being its output-swapped circuit) or 'ssa' (symmetric pairs: the bidirectional
-    coupler, e.g. a resistor). H of one coupler comes from the device object (ring: receiver PPV × the
-    coupler's current waveform); harmonics are normalised to a₁ = 1 (κ sets the scale) and the loading offset
-    is reported per coupler in units of a₁ (a constant frequency shift, cancelled by the trim bias).
-
-    ``two-tap`` (ring devices): each coupling senses the source ring at node 0 (weight w₁) and at node k
-    (w₂ ≥ 0), H_eff = w₁ H_0 + w₂ H_k with H_k computed for that tap from the circuit; the node k and w₂/w₁
-    are chosen so that the first harmonic of H_eff is a pure sine (its cos term cancelled) with the largest
-    a₁ per unit of coupler weight. Doubles the couplers.
-
-    Raises
-    ------
-    ValueError
-        The device's coupler cannot realise the matrix (one-way or negative), or a negative coupling whose
-        circuit does not give −H (the chip's phase network takes one H shape per matrix).
-    """
-    matrix = "kuramoto" if kind == "kuramoto" else "ssa"
-    cp = device.coupler(matrix)
-    cf = device.coupling_function(matrix)
-    h_raw = np.asarray(cf.harmonics, dtype=float)
-    a1 = float(h_raw[0, 0])
-    if not a1 > 0:
-        raise ValueError(f"device {device.name!r}: the {matrix} coupler's H has no positive first sine harmonic")
-    mode = config.coupling.phase_correction
-    if mode == "auto":
-        mode = "two-tap" if device.is_ring else "none"
-    rule = {"matrix": matrix, "coupler": _describe_coupler(cp), "phase_correction": mode, "taps": 1,
-            "tap_node": 0, "tap_phase_rad": 0.0, "weights": [1.0],
-            "a1_rad_s_per_coupler": a1, "offset_per_coupler": float(cf.offset_rad_s) / a1,
-            "harmonics": [list(map(float, r)) for r in _normalised(h_raw)]}
-    if matrix == "kuramoto":
-        cn = device.coupling_function(matrix, sign=-1)
-        hn = np.asarray(cn.harmonics, dtype=float)
-        if not np.allclose(hn, -h_raw, rtol=1e-6, atol=1e-9 * abs(a1)):
-            raise ValueError(f"device {device.name!r}: the negative-gain coupler's H is not -H of the positive one; "
-                             f"the chip's phase network takes one H shape per matrix")
-        rule["negative_gain"] = "swapped coupler circuit; its H computed from the circuit equals -H in every harmonic"
-        rule["offset_negative_per_coupler"] = float(cn.offset_rad_s) / a1
-    if mode == "none":
-        return rule
-    if not device.is_ring:
-        raise ValueError(f"coupling.phase_correction = 'two-tap' needs a ring device (its nodes provide the phase "
-                         f"taps); the device is {device.name!r}")
-    n = int(device.oscillator.params.n_stages)
-    c0 = h_raw[:, 0] + 1j * h_raw[:, 1]
-    if abs(c0[0].imag) < 1e-12 * abs(c0[0]):
-        return rule
-    best = None
-    for k in range(1, n):
-        hk = np.asarray(device.coupling_function(matrix, source_node=k).harmonics, dtype=float)
-        ck = hk[:, 0] + 1j * hk[:, 1]
-        if ck[0].imag == 0 or np.sign(ck[0].imag) == np.sign(c0[0].imag):
-            continue
-        r = -c0[0].imag / ck[0].imag
-        eff = (c0[0].real + r * ck[0].real) / (1.0 + r)  # a_1 per unit of total coupler weight
-        if eff > 0 and (best is None or eff > best[0]):
-            best = (eff, k, r, ck)
-    if best is None:
-        raise ValueError("no ring tap can cancel the cos term of the coupling function's first harmonic")
-    _, k, r, ck = best
-    w = np.array([1.0, r]) / (1.0 + r)
-    ce = w[0] * c0 + w[1] * ck
-    he = np.stack([ce.real, ce.imag], axis=1)
-    a1e = float(he[0, 0])
-    he = he / a1e
-    he[0, 1] = 0.0  # exact by construction (rounding)
-    off_k = float(device.coupling_function(matrix, source_node=k).offset_rad_s)
-    rule.update(taps=2, tap_node=int(k), tap_phase_rad=float(np.angle(ck[0] / c0[0])),
-                weights=[float(x) for x in w], a1_rad_s_per_coupler=a1e,
-                offset_per_coupler=(w[0] * float(cf.offset_rad_s) + w[1] * off_k) / a1e,
-                harmonics=[list(map(float, r_)) for r_ in _normalised(he)])
-    if matrix == "kuramoto":
-        off_nk = float(device.coupling_function(matrix, sign=-1, source_node=k).offset_rad_s)
-        rule["offset_negative_per_coupler"] = (w[0] * float(cn.offset_rad_s) + w[1] * off_nk) / a1e
-    return rule
-
-
-def _normalised(h):
-    from .devices import _normalise
-
-    return _normalise(h)
-
-
-def _describe_coupler(cp) -> dict:
-    if isinstance(cp, float):
-        return {"kind": "abstract", "strength": cp}
-    from hw_models.couplers import coupler_to_dict
-
-    return coupler_to_dict(cp)
 
 
 def _draw(device, n_shape, rng, mismatch: bool):
@@ -286,6 +158,7 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         model, _ = load_model(model)
     kind = model_kind(model)
     dev = chip_device(config.device, f0_hz=config.f0_hz)
+    check_fields_act(config, kind, model.config, dev)  # every field acts or is refused (mapping.inert)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
     coup_sigma = (config.coupling.spread if config.coupling.spread is not None else dev.coupler_spread_rel(kind))
     coup_sigma = coup_sigma if config.mismatch else 0.0
@@ -309,6 +182,11 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         "freq_spread_rel": freq_sigma,
         "coupler_spread_rel": coup_sigma,
     }
+    if dev.name == "spin-torque":  # which STNO model runs and why (mapping.stno_chip), stated and warned
+        from .stno_chip import stno_regime, warn_regime
+
+        timebase["stno"] = stno_regime(config, dev.f0_hz, kind)
+        warn_regime(timebase["stno"])
     totals = {key: int(sum(lm.resources[key] for lm in layers))
               for key in ("oscillators", "couplers", "coupler_bits", "readout_channels", "gain_dacs", "trim_dacs")}
     static = [{"name": n, "shape": list(t.shape)} for n, t in sorted(model.state_dict().items())]
@@ -316,32 +194,5 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
             "fingerprint": model_fingerprint(model)}
     chip = Chip(kind=kind, config=config, device=dev, model_info=info, timebase=timebase, layers=layers,
                 static_digital=static, resources=totals, coupling_rule=rule)
-    chip.model = model
-    return chip
-
-
-def attach_model(chip: Chip, model=None) -> Chip:
-    """Attach the closed-form model to a loaded chip (loading its checkpoint when ``model`` is None) and check
-    that its weights are the ones the chip was compiled from."""
-    if model is None:
-        ck = chip.model_info.get("checkpoint")
-        if not ck:
-            raise ValueError("the chip names no checkpoint; pass the model it was compiled from")
-        model, _ = load_model(ck)
-    kind = model_kind(model)
-    if kind != chip.kind:
-        raise ValueError(f"the chip was compiled for a {chip.kind} model, got a {kind} model")
-    if model.config.to_dict() != chip.model_info["config"]:
-        raise ValueError("the model's configuration differs from the one the chip was compiled for")
-    fp = model_fingerprint(model)
-    if fp != chip.model_info["fingerprint"]:
-        raise ValueError("the model's weights differ from those the chip was compiled for (fingerprint mismatch)")
-    names = sorted(model.state_dict())
-    if [s["name"] for s in chip.static_digital] != names:
-        raise ValueError("static_digital does not list the model's weights")
-    for s in chip.static_digital:
-        if list(model.state_dict()[s["name"]].shape) != list(s["shape"]):
-            raise ValueError(f"static_digital: {s['name']} has shape {s['shape']} in the chip, "
-                             f"{list(model.state_dict()[s['name']].shape)} in the model")
     chip.model = model
     return chip

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LEVELS", "ChipDevice", "chip_device", "chip_device_from_dict"]
+__all__ = ["LEVELS", "ChipDevice", "chip_device", "chip_device_from_dict", "coupling_rule"]
 
 LEVELS = {
     "ideal": ("ideal", "default"),
@@ -180,3 +180,96 @@ def chip_device_from_dict(d: dict, where: str = "device") -> ChipDevice:
     if osc.kind != LEVELS[d["level"]][0]:
         raise ValueError(f"{where}: level {d['level']!r} needs a {LEVELS[d['level']][0]} oscillator, got {osc.kind!r}")
     return ChipDevice(level=d["level"], oscillator=osc)
+
+
+def coupling_rule(config, device, kind: str = "kuramoto") -> dict:
+    """The coupler the chip uses for its matrix and the effective coupling function it programs.
+
+    ``kind`` 'kuramoto' (causal, signed C: the device's one-way coupler, e.g. a ring's transconductor, a
+    negative receive gain being its output-swapped circuit) or 'ssa' (symmetric pairs: the bidirectional
+    coupler, e.g. a resistor). H of one coupler comes from the device object (ring: receiver PPV × the
+    coupler's current waveform); harmonics are normalised to a₁ = 1 (κ sets the scale) and the loading offset
+    is reported per coupler in units of a₁ (a constant frequency shift, cancelled by the trim bias).
+
+    ``two-tap`` (ring devices): each coupling senses the source ring at node 0 (weight w₁) and at node k
+    (w₂ ≥ 0), H_eff = w₁ H_0 + w₂ H_k with H_k computed for that tap from the circuit; the node k and w₂/w₁
+    are chosen so that the first harmonic of H_eff is a pure sine (its cos term cancelled) with the largest
+    a₁ per unit of coupler weight. Doubles the couplers.
+
+    Raises
+    ------
+    ValueError
+        The device's coupler cannot realise the matrix (one-way or negative), or a negative coupling whose
+        circuit does not give −H (the chip's phase network takes one H shape per matrix).
+    """
+    matrix = "kuramoto" if kind == "kuramoto" else "ssa"
+    cp = device.coupler(matrix)
+    cf = device.coupling_function(matrix)
+    h_raw = np.asarray(cf.harmonics, dtype=float)
+    a1 = float(h_raw[0, 0])
+    if not a1 > 0:
+        raise ValueError(f"device {device.name!r}: the {matrix} coupler's H has no positive first sine harmonic")
+    mode = config.coupling.phase_correction
+    if mode == "auto":
+        mode = "two-tap" if device.is_ring else "none"
+    rule = {"matrix": matrix, "coupler": _describe_coupler(cp), "phase_correction": mode, "taps": 1,
+            "tap_node": 0, "tap_phase_rad": 0.0, "weights": [1.0],
+            "a1_rad_s_per_coupler": a1, "offset_per_coupler": float(cf.offset_rad_s) / a1,
+            "harmonics": [list(map(float, r)) for r in _normalised(h_raw)]}
+    if matrix == "kuramoto":
+        cn = device.coupling_function(matrix, sign=-1)
+        hn = np.asarray(cn.harmonics, dtype=float)
+        if not np.allclose(hn, -h_raw, rtol=1e-6, atol=1e-9 * abs(a1)):
+            raise ValueError(f"device {device.name!r}: the negative-gain coupler's H is not -H of the positive one; "
+                             f"the chip's phase network takes one H shape per matrix")
+        rule["negative_gain"] = "swapped coupler circuit; its H computed from the circuit equals -H in every harmonic"
+        rule["offset_negative_per_coupler"] = float(cn.offset_rad_s) / a1
+    if mode == "none":
+        return rule
+    if not device.is_ring:
+        raise ValueError(f"coupling.phase_correction = 'two-tap' needs a ring device (its nodes provide the phase "
+                         f"taps); the device is {device.name!r}")
+    n = int(device.oscillator.params.n_stages)
+    c0 = h_raw[:, 0] + 1j * h_raw[:, 1]
+    if abs(c0[0].imag) < 1e-12 * abs(c0[0]):
+        return rule
+    best = None
+    for k in range(1, n):
+        hk = np.asarray(device.coupling_function(matrix, source_node=k).harmonics, dtype=float)
+        ck = hk[:, 0] + 1j * hk[:, 1]
+        if ck[0].imag == 0 or np.sign(ck[0].imag) == np.sign(c0[0].imag):
+            continue
+        r = -c0[0].imag / ck[0].imag
+        eff = (c0[0].real + r * ck[0].real) / (1.0 + r)  # a_1 per unit of total coupler weight
+        if eff > 0 and (best is None or eff > best[0]):
+            best = (eff, k, r, ck)
+    if best is None:
+        raise ValueError("no ring tap can cancel the cos term of the coupling function's first harmonic")
+    _, k, r, ck = best
+    w = np.array([1.0, r]) / (1.0 + r)
+    ce = w[0] * c0 + w[1] * ck
+    he = np.stack([ce.real, ce.imag], axis=1)
+    a1e = float(he[0, 0])
+    he = he / a1e
+    he[0, 1] = 0.0  # exact by construction (rounding)
+    off_k = float(device.coupling_function(matrix, source_node=k).offset_rad_s)
+    rule.update(taps=2, tap_node=int(k), tap_phase_rad=float(np.angle(ck[0] / c0[0])),
+                weights=[float(x) for x in w], a1_rad_s_per_coupler=a1e,
+                offset_per_coupler=(w[0] * float(cf.offset_rad_s) + w[1] * off_k) / a1e,
+                harmonics=[list(map(float, r_)) for r_ in _normalised(he)])
+    if matrix == "kuramoto":
+        off_nk = float(device.coupling_function(matrix, sign=-1, source_node=k).offset_rad_s)
+        rule["offset_negative_per_coupler"] = (w[0] * float(cn.offset_rad_s) + w[1] * off_nk) / a1e
+    return rule
+
+
+def _normalised(h):
+    return _normalise(h)
+
+
+def _describe_coupler(cp) -> dict:
+    if isinstance(cp, float):
+        return {"kind": "abstract", "strength": cp}
+    from hw_models.couplers import coupler_to_dict
+
+    return coupler_to_dict(cp)
