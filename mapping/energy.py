@@ -158,57 +158,30 @@ def model_cost(model_kind: str, mc: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- device numbers
-_COUPLER_CACHE: dict = {}
+def coupler_static_power(chip: Chip) -> tuple[float, str]:
+    """Static dissipation of one of the chip's couplers at full scale [W] and its source.
 
-
-def coupler_static_power(device_name: str) -> tuple[float, str]:
-    """Static dissipation of one coupler at full scale [W] and its source.
-
-    Ring devices: ``hw_models.coupler_power`` of the 65 nm ring preset with its coupler at Δ = π/2 (the mean over
-    uniformly spread phase differences for near-sinusoidal node waveforms); cached on disk per hw_models
-    source version (the limit cycle takes seconds). Spin-torque: assumed (:data:`STNO_COUPLER_W`).
+    The coupler is the one the chip physically uses for its matrix (``chip.device.coupler``: a unilateral
+    transconductor for Kuramoto's causal signed matrix, a resistor for symmetric SSA pairs), and its power is
+    the coupler object's own (``coupler.power(ring)``: the OTA's bias current from V_DD, or the resistor's
+    dissipation at Δ = π/2, the mean over uniformly spread phase differences for near-sinusoidal nodes).
+    Spin-torque: assumed (:data:`energy_constants.STNO_COUPLER_W`). Ideal devices are charged as the 65 nm ring's
+    coupler of the same kind (assumed).
     """
-    if device_name in _COUPLER_CACHE:
-        return _COUPLER_CACHE[device_name]
-    if device_name == "spin-torque":
-        out = (ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source)
-    else:
-        p = _cached_ring_coupler_power()
-        src = ("hw_models.coupler_power(cmos_65nm_ring(), cmos_65nm_coupler()) at delta = pi/2, every coupler at "
-               "full scale (an upper estimate: a coupler programmed to w dissipates about w times this)")
-        if device_name == "ideal":
-            src = "ideal device charged as the 65 nm ring's coupler (assumed): " + src
-        out = (p, src)
-    _COUPLER_CACHE[device_name] = out
-    return out
+    dev = chip.device
+    matrix = "kuramoto" if chip.kind == "kuramoto" else "ssa"
+    if dev.name == "spin-torque":
+        return ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source
+    osc, src_dev = dev.oscillator, ""
+    if osc.kind != "ring":
+        from hw_models import RingOscillator, cmos_65nm_ring
 
-
-def _cached_ring_coupler_power() -> float:
-    import json
-    import os
-    from pathlib import Path
-
-    import hw_models as hw
-
-    from ._hw_adapter import _source_key
-
-    path = Path(os.environ.get("OSCSIM_CACHE", Path.home() / ".cache" / "oscsim")) / "mapping-coupler-power.json"
-    key = _source_key()
-    try:
-        cache = json.loads(path.read_text())
-    except (OSError, ValueError):
-        cache = {}
-    if key in cache:
-        return float(cache[key])
-    p = float(hw.coupler_power(hw.cmos_65nm_ring(), hw.cmos_65nm_coupler()))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({**cache, key: p}))
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    return p
+        osc, src_dev = RingOscillator(cmos_65nm_ring()), "ideal device charged as the 65 nm ring's coupler (assumed): "
+    cp = osc.coupler(one_way=matrix == "kuramoto")
+    p = float(cp.power(osc))
+    src = (f"{src_dev}{type(cp).__name__}.power() of the chip's {matrix} coupler ({'one-way' if matrix == 'kuramoto' else 'bidirectional'}), "
+           "every coupler biased at full scale (an upper estimate for a resistor programmed to w < 1)")
+    return p, src
 
 
 # ---------------------------------------------------------------------------------------------- the chip model
@@ -303,7 +276,7 @@ class ChipEnergySpec:
         cfg, dev = chip.config, chip.device
         lm = chip.layers[0]
         T = int(T or lm.max_tokens)
-        pc, pc_src = coupler_static_power(dev.name)
+        pc, pc_src = coupler_static_power(chip)
         kura = lm.kind == "kuramoto"
         taus = ()
         if chip.model is not None and kura:
@@ -317,7 +290,7 @@ class ChipEnergySpec:
             head_dim=lm.head_dim, banks=lm.banks,
             taps=int(chip.coupling_rule.get("taps", 1)) if chip.coupling_rule else 1, T=T,
             model_config=dict(chip.model_info["config"]), f0_hz=dev.f0_hz, p_osc_w=dev.power_w, p_coupler_w=pc,
-            e_bit_write_j=dev.coupler_write_j_per_bit,
+            e_bit_write_j=ec.COUPLER_WRITE_J_PER_BIT.value,
             settle_cycles=cfg.settle_cycles if kura else cfg.ssa.settle_cycles,
             read_cycles=cfg.readout.averaging_cycles if kura else cfg.ssa.averaging_cycles,
             coupler_bits=cfg.coupling.bits or ANALOG_BITS, gain_bits=cfg.coupling.gain_bits or ANALOG_BITS,
@@ -328,8 +301,8 @@ class ChipEnergySpec:
             diffusion_rad2_per_s=dev.diffusion_at(cfg.temperature_k) if cfg.noise else 0.0,
             readout_samples=max(1.0, cfg.ssa.averaging_cycles / cfg.readout.averaging_cycles)
             if lm.kind == "ssa1d-collective" else 1.0,
-            sources={"p_osc_w": dev.sources.get("power_w", "assumed"), "p_coupler_w": pc_src,
-                     "e_bit_write_j": dev.sources.get("coupler_write_j_per_bit", "assumed"),
+            sources={"p_osc_w": dev.sources.get("power", "assumed"), "p_coupler_w": pc_src,
+                     "e_bit_write_j": ec.COUPLER_WRITE_J_PER_BIT.source,
                      "area": area["validity"]},
         )
 

@@ -134,6 +134,8 @@ HBM_J_PER_BIT = Figure(3.9e-12, "J/bit", "[OCo17] HBM2 about 3.9 pJ/bit; used fo
                        "(assumed: no per-bit figure of the newer generations is cited here)")
 
 # -- analog/mixed-signal periphery ------------------------------------------------------------------------------
+COUPLER_WRITE_J_PER_BIT = Figure(10e-15, "J/bit", "assumed: 10 fJ per coupler-register bit write, the order of a "
+                                 "65 nm 6T SRAM cell write (hw_models.energy.E_BIT_WRITE_J)")
 ADC_FOM_J_PER_STEP = Figure(5e-15, "J/conversion-step", "assumed: 5 fJ/step, a representative SAR ADC Walden "
                             "FoM at 65 nm [Mur]; one conversion costs FoM * 2^bits")
 ADC_SHARE = Figure(64, "channels per ADC", "assumed: each phase-detector channel samples onto a hold capacitor; "
