@@ -222,6 +222,10 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         checkpoint = str(model)
         model, _ = load_model(model)
     kind = model_kind(model)
+    if config.device == "ring-circuit":
+        from .circuit_chip import check_circuit_supported
+
+        check_circuit_supported(kind)
     dev = device_profile(config.device, f0_hz=config.f0_hz)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
     coup_sigma = (config.coupling.spread if config.coupling.spread is not None else dev.coupler_spread_rel)
