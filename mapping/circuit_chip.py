@@ -433,19 +433,25 @@ def calibrate_rings(dev: CircuitDevice, dvn, dvp, c_load, dt: float, stochastic:
         y0 = np.broadcast_to(cycle[0], (m, n)).copy()
         ts, ys = _integrate(rows[sl], y0, np.zeros((m, n)), t1, dt, 0, stochastic, save_every=1)
         si, ri, tc = _crossings(ts, ys[:, :, 0], 0.5 * dev.ring.vdd_v)
-        for r in range(m):
-            t_r = tc[ri == r]
-            t_r = t_r[t_r >= _CAL_RELAX * per_nom * 0.9]
-            if len(t_r) < 3:
-                raise ValueError(f"ring {c0 + r} of the layer does not oscillate with its drawn mismatch "
-                                 f"(fewer than 3 crossings in {_CAL_MEASURE + 1.5:.1f} cycles)")
-            k = np.arange(len(t_r))
-            per[c0 + r] = float(np.polyfit(k, t_r, 1)[0])
-            j0 = int(np.searchsorted(ts, t_r[0]))
-            if j0 + S > len(ts):
-                raise ValueError("calibration window too short for this ring's period")
-            tau0[c0 + r] = ts[j0] - t_r[0]
-            samples[c0 + r] = ys[j0:j0 + S, r]
+        keep = tc >= 0.9 * _CAL_RELAX * per_nom
+        si, ri, tc = si[keep], ri[keep], tc[keep]
+        order = np.lexsort((tc, ri))
+        si, ri, tc = si[order], ri[order], tc[order]
+        cnt = np.bincount(ri, minlength=m)
+        if np.any(cnt < 3):
+            bad = int(np.argmax(cnt < 3)) + c0
+            raise ValueError(f"ring {bad} of the layer does not oscillate with its drawn mismatch (fewer than 3 "
+                             f"crossings in {_CAL_MEASURE + 1.5:.1f} cycles)")
+        first = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+        k = np.arange(len(tc)) - np.repeat(first, cnt)  # crossing number within each ring
+        kk = k < 3  # the first three crossings: least-squares slope over k = 0, 1, 2 is (t2 − t0)/2
+        t3 = tc[kk].reshape(m, 3)
+        per[sl] = 0.5 * (t3[:, 2] - t3[:, 0])
+        j0 = np.searchsorted(ts, t3[:, 0])
+        if np.any(j0 + S > len(ts)):
+            raise ValueError("calibration window too short for a ring's period")
+        tau0[sl] = ts[j0] - t3[:, 0]
+        samples[sl] = ys[j0[:, None] + np.arange(S)[None, :], np.arange(m)[:, None]]
     return RingCalibration(period_s=per, tau0_s=tau0, samples=samples, rows=rows, dt_s=float(dt))
 
 
@@ -645,34 +651,16 @@ def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed: int = 0) ->
 
 
 # ------------------------------------------------------------------------------------------ the chip step
-def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | None = None, seed: int = 0,
-                      reference_bank: bool = True, noise: bool | None = None,
-                      steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None,
-                      heads=None) -> KuramotoChipOutput:
-    """One Kuramoto layer's coupling step on a ``ring-circuit`` chip (same inputs and outputs as
-    :func:`mapping.kuramoto_chip.kuramoto_chip_step`).
+def layer_head(chip, layer: int, theta, A, v, *, reference_bank: bool = True, noise: bool | None = None,
+               steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None, heads=None) -> tuple:
+    """The circuit networks of one Kuramoto layer (or of some heads / coordinates of it) for inputs θ, A, v.
 
-    Parameters
-    ----------
-    chip : Chip
-    layer : int
-    theta : (B, T, k) input phases [rad]; A : (B, h, T, T) causal softmax weights; v : (B, T, k) value gate.
-    readout : PhaseReadout or None
-        Detector noise and ADC applied to the circuit-read phase (None: ideal detector).
-    seed : int
-        Noise seed.
-    reference_bank : bool
-        Also run the unit-gain bank (â).
-    noise : bool, optional
-        Thermal node noise (default: the chip config's ``noise``).
-    steps_per_period : int
-    coordinates, heads : sequences of int, optional
-        Run only these coordinates / heads (others are returned as NaN); for comparisons.
+    One network per (bank, sequence, head, coordinate), in that order; the chip's coupler quantisation,
+    receive-gain quantisation, coupler spread, residual frequency errors and the circuit mismatch of layer
+    ``layer`` (seed ``[mismatch_seed, layer, 3]``); rings shared by the B sequences are calibrated once per chip.
 
-    Returns
-    -------
-    KuramotoChipOutput
-        ``va`` (B, T, k), ``a`` (B, T, k) or None; ``traj`` None.
+    Returns (head, meta); meta holds what the periphery needs (``gains`` per bank (B, hs, cs, T), ``Aq``
+    (B, h, T, T), ``heads``, ``coords``, ``shape`` (nb, B, hs, cs, T)).
     """
     cfg = chip.config
     lm = chip.layers[layer]
@@ -686,11 +674,16 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
     if A.shape != (B, h, T, T) or v.shape != theta.shape or k != h * kh:
         raise ValueError(f"shapes: theta {theta.shape}, A {A.shape}, v {v.shape} do not fit the layer "
                          f"({h} heads x {kh} coordinates)")
+    if reference_bank and lm.banks < 2:
+        raise ValueError("reference_bank: this chip has no unit-gain bank (norm_reference = 'closed-form')")
     dev = circuit_device(chip.config.f0_hz, float(cfg.temperature_k))
     noise = cfg.noise if noise is None else bool(noise)
     nb = 2 if reference_bank else 1
-    heads = list(range(h)) if heads is None else list(heads)
-    coords = list(range(kh)) if coordinates is None else list(coordinates)
+    heads = list(range(h)) if heads is None else [int(x) for x in heads]
+    coords = list(range(kh)) if coordinates is None else [int(x) for x in coordinates]
+    for name, vals, hi in (("heads", heads, h), ("coordinates", coords, kh)):
+        if not vals or min(vals) < 0 or max(vals) >= hi:
+            raise ValueError(f"{name} must be non-empty indices in [0, {hi - 1}], got {vals}")
     th = theta.reshape(B, T, h, kh).transpose(0, 2, 3, 1)  # (B, h, kh, T)
     g = lm.gain_quantiser(v.reshape(B, T, h, kh).transpose(0, 2, 3, 1))
     if cfg.coupling.row_scaled:
@@ -736,23 +729,68 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
     head = build_head(dev, th0, Cs, steps_per_period=steps_per_period, stochastic=stochastic,
                       freq_residual_rel=res_g, mismatch=mm_g, noise=noise, calibration=cal,
                       calibration_index=cal_idx)
-    out = simulate_heads(head, settle_cycles=cfg.settle_cycles, seed=seed)
+    meta = {"gains": gains, "Aq": Aq, "heads": heads, "coords": coords, "shape": (nb, B, hs, cs, T), "k": k,
+            "n_heads": h, "head_dim": kh}
+    return head, meta
+
+
+def periphery(chip, head: CircuitHead, meta: dict, psi) -> list:
+    """The periphery's increment estimate per bank, (B, T, k) each (NaN where not simulated), from read phases
+    ψ̂ (G, T): x̂ = wrap(ψ̂ − θ₀)/(κτ_s) − (H(0)/a₁) g_t Σ_u Q(A_{t,u}) (known offset of the programmed couplers)."""
+    dev = head.device
+    nb, B, hs, cs, T = meta["shape"]
+    h, kh, k = meta["n_heads"], meta["head_dim"], meta["k"]
+    dth = wrap(np.asarray(psi) - head.theta0).reshape(nb, B, hs, cs, T)
+    kt = chip.config.kappa_tau
+    Aq_sel = meta["Aq"][:, meta["heads"]]  # (B, hs, T, T)
+    est = []
+    for bank in range(nb):
+        x = dth[bank] / kt - dev.offset_norm * meta["gains"][bank] * Aq_sel.sum(-1)[:, :, None, :]
+        full = np.full((B, h, kh, T), np.nan)
+        full[np.ix_(range(B), meta["heads"], meta["coords"])] = x
+        est.append(full.transpose(0, 3, 1, 2).reshape(B, T, k))
+    return est
+
+
+def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | None = None, seed: int = 0,
+                      reference_bank: bool = True, noise: bool | None = None,
+                      steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None,
+                      heads=None) -> KuramotoChipOutput:
+    """One Kuramoto layer's coupling step on a ``ring-circuit`` chip (same inputs and outputs as
+    :func:`mapping.kuramoto_chip.kuramoto_chip_step`).
+
+    Parameters
+    ----------
+    chip : Chip
+    layer : int
+    theta : (B, T, k) input phases [rad]; A : (B, h, T, T) causal softmax weights; v : (B, T, k) value gate.
+    readout : PhaseReadout or None
+        Detector noise and ADC applied to the circuit-read phase (None: ideal detector).
+    seed : int
+        Noise seed.
+    reference_bank : bool
+        Also run the unit-gain bank (â).
+    noise : bool, optional
+        Thermal node noise (default: the chip config's ``noise``).
+    steps_per_period : int
+    coordinates, heads : sequences of int, optional
+        Run only these coordinates / heads (others are returned as NaN); for comparisons.
+
+    Returns
+    -------
+    KuramotoChipOutput
+        ``va`` (B, T, k), ``a`` (B, T, k) or None; ``traj`` None.
+    """
+    head, meta = layer_head(chip, layer, theta, A, v, reference_bank=reference_bank, noise=noise,
+                            steps_per_period=steps_per_period, coordinates=coordinates, heads=heads)
+    out = simulate_heads(head, settle_cycles=chip.config.settle_cycles, seed=seed)
     psi = out["psi"]
     if readout is not None:
         rng = np.random.default_rng([int(seed), 0x5EAD])
         psi = readout.measure(psi, rng if readout.noise_rad > 0 else None)
-    dth = wrap(psi - th0).reshape(nb, B, hs, cs, T)
-    kt = cfg.kappa_tau
-    Aq_sel = Aq[:, heads]  # (B, hs, T, T)
-    est = []
-    for bank in range(nb):
-        gb = gains[bank]
-        x = dth[bank] / kt - dev.offset_norm * gb * Aq_sel.sum(-1)[:, :, None, :]
-        full = np.full((B, h, kh, T), np.nan)
-        full[np.ix_(range(B), heads, coords)] = x
-        est.append(full.transpose(0, 3, 1, 2).reshape(B, T, k))
+    est = periphery(chip, head, meta, psi)
     return KuramotoChipOutput(va=est[0], a=est[1] if reference_bank else None, ts=None, traj=None,
-                              backend=f"circuit ({dev.ring.n_stages}-stage rings, oscsim.engine CustomODE, "
+                              backend=f"circuit ({head.device.ring.n_stages}-stage rings, oscsim.engine CustomODE, "
                                       f"T/{steps_per_period})")
 
 
