@@ -157,6 +157,10 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         checkpoint = str(model)
         model, _ = load_model(model)
     kind = model_kind(model)
+    if config.device == "ring-circuit":
+        from .circuit_chip import check_circuit_supported
+
+        check_circuit_supported(kind)
     dev = chip_device(config.device, f0_hz=config.f0_hz)
     check_fields_act(config, kind, model.config, dev)  # every field acts or is refused (mapping.inert)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0

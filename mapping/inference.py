@@ -133,7 +133,12 @@ def _kuramoto_override(chip: Chip, stats, seed, seq_ids, backend, info):
         bank = lm.banks == 2
         fr = units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel)
         cg = lm.coupler_gain() if lm.coupler_spread_rel > 0 else None
-        out = kuramoto_chip_step(
+        step = kuramoto_chip_step
+        if cfg.device == "ring-circuit":  # node-voltage SDEs of every ring and coupler (mapping.circuit_chip)
+            from .circuit_chip import circuit_step_for
+
+            step = circuit_step_for(chip, i)
+        out = step(
             theta.detach().double().numpy(), parts.A.detach().double().numpy(), parts.v.detach().double().numpy(),
             n_heads=lm.n_heads, kappa=cfg.kappa, settle_cycles=cfg.settle_cycles, n_steps=n_steps,
             coupling_q=lm.coupling_quantiser, gain_q=lm.gain_quantiser, harmonics=harmonics,
