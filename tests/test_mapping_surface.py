@@ -74,3 +74,40 @@ def test_notebook_run_instruction_names_an_installed_runner():
     cmd = re.search(r"`(\.venv/bin/python -m pytest --nbmake notebooks/quickstart\.ipynb)`", first)
     assert cmd, "the notebook's run instruction changed: keep it a command that works in .venv"
     pytest.importorskip("nbmake")
+
+
+def _nested_keys(d: dict) -> set[str]:
+    out = set()
+    for k, v in d.items():
+        out.add(k)
+        if isinstance(v, dict):
+            out |= _nested_keys(v)
+    return out
+
+
+def _simulate_report_keys() -> set[str]:
+    """The keys `mapping.cli.simulate_report` puts into its report (read from the code with `ast`)."""
+    import ast
+
+    tree = ast.parse((ROOT / "mapping" / "cli.py").read_text())
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "simulate_report")
+    keys = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Dict):
+            keys |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.slice, ast.Constant):
+            keys.add(node.slice.value)
+    return keys
+
+
+def test_docs_mapping_documents_every_key_of_energy_report_and_simulate_json():
+    from mapping import ChipConfig, compile, energy_report, load_model
+
+    doc = (ROOT / "docs" / "mapping.md").read_text()
+    keys = _simulate_report_keys()
+    assert {"bpc_chip", "energy_per_token_chip_j", "fidelity", "kappa_tau"} <= keys
+    for name in ("kuramoto-tiny", "ssa1d-tiny"):
+        model, _ = load_model(name)
+        keys |= _nested_keys(energy_report(compile(model, ChipConfig(), checkpoint=name)))
+    missing = sorted(k for k in keys if f"`{k}`" not in doc)
+    assert missing == [], f"docs/mapping.md does not document: {missing}"
