@@ -16,6 +16,7 @@ from .chip import Chip, LayerMap, _sha, coupler_spread_draw
 from .config import ChipConfig
 from .devices import device_profile
 from .model_io import attach_model, load_model, model_fingerprint, model_kind
+from .inert import check_fields_act
 from .quantise import Quantiser
 
 __all__ = ["compile", "load_model", "model_kind", "model_fingerprint", "attach_model"]
@@ -189,6 +190,7 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         model, _ = load_model(model)
     kind = model_kind(model)
     dev = device_profile(config.device, f0_hz=config.f0_hz)
+    check_fields_act(config, kind, model.config, dev)  # every field acts or is refused (mapping.inert)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
     coup_sigma = (config.coupling.spread if config.coupling.spread is not None else dev.coupler_spread_rel)
     coup_sigma = coup_sigma if config.mismatch else 0.0
@@ -212,6 +214,11 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         "freq_spread_rel": freq_sigma,
         "coupler_spread_rel": coup_sigma,
     }
+    if dev.name == "spin-torque":  # which STNO model runs and why (mapping.stno_chip), stated and warned
+        from .stno_chip import stno_regime, warn_regime
+
+        timebase["stno"] = stno_regime(config, dev.f0_hz, kind)
+        warn_regime(timebase["stno"])
     totals = {key: int(sum(lm.resources[key] for lm in layers))
               for key in ("oscillators", "couplers", "coupler_bits", "readout_channels", "gain_dacs", "trim_dacs")}
     static = [{"name": n, "shape": list(t.shape)} for n, t in sorted(model.state_dict().items())]

@@ -66,8 +66,8 @@ def group_fixed(step, drift, phases, g, y0, t0, dt, n_steps, h_last, tgrid, P, s
     scr = np.empty(4 * ((D + 1) // 2) + 1)
     st0 = np.empty(4, dtype=np.uint64)
     st1 = np.empty(4, dtype=np.uint64)
-    seed_state(seed, g, 0, st0)
-    seed_state(seed, g, 1, st1)
+    seed_state(seed[g, 0], seed[g, 1], 0, st0)
+    seed_state(seed[g, 0], seed[g, 1], 1, st1)
     cs = np.empty(nph)
     sn = np.empty(nph)
     si = 0

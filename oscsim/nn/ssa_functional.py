@@ -56,6 +56,7 @@ from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
 
 __all__ = [
     "EPS",
+    "normalise_weights",
     "SMOOTH_FLOOR",
     "BOUNDARIES",
     "IMPLS",
@@ -213,14 +214,19 @@ def ssa_components(
     return SSAComponents(J=J, delta_omega=dw, threshold=thr, locked=locked, S=S, r=r)
 
 
-def _dense_attention(omega, theta, value, alpha, K, *, causal, boundary, top_k):
-    comp = ssa_components(omega, theta, alpha, K, causal=causal, boundary=boundary)
-    S = comp.S
+def normalise_weights(S: Tensor, top_k: int | None = None) -> Tensor:
+    """Attention weights W from unnormalised SSA weights S (…, N, N): the optional top-k per row (after the
+    locking mask), then the row normalisation S_ij / (Σ_j S_ij + 1e-8) (not a softmax)."""
     N = S.shape[-1]
     if top_k is not None and top_k < N:
         vals, idx = S.topk(top_k, dim=-1)
         S = torch.zeros_like(S).scatter(-1, idx, vals)
-    W = S / (S.sum(dim=-1, keepdim=True) + EPS)
+    return S / (S.sum(dim=-1, keepdim=True) + EPS)
+
+
+def _dense_attention(omega, theta, value, alpha, K, *, causal, boundary, top_k):
+    comp = ssa_components(omega, theta, alpha, K, causal=causal, boundary=boundary)
+    W = normalise_weights(comp.S, top_k)
     return W @ value, W
 
 
