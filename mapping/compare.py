@@ -40,6 +40,22 @@ def _capture_kuramoto(model, tokens, layer):
     return got["theta"], got["parts"]
 
 
+def _capture_ssa(model, tokens, layer):
+    """The SSA components of ``layer`` from the model's own forward pass (its ``attn_override`` hook)."""
+    import torch
+
+    got = {}
+
+    def override(i, comp):
+        if i == layer:
+            got["comp"] = comp
+        return comp["S"]  # the closed form: this pass only reads the layer's input
+
+    with torch.no_grad():
+        model(tokens, attn_override=override)
+    return got["comp"]
+
+
 def _compare_kuramoto(chip, tokens, layer, head, plot_dir, seed):
     import torch
 
@@ -82,16 +98,8 @@ def _compare_kuramoto(chip, tokens, layer, head, plot_dir, seed):
 
 
 def _compare_ssa(chip, tokens, layer, head, plot_dir, seed):
-    import torch
-
     model, cfg, lm = chip.model, chip.config, chip.layers[layer]
-    with torch.no_grad():
-        x = model.embed(tokens) * math.sqrt(model.config.d_model)
-        for i, blk in enumerate(model.blocks):
-            if i == layer:
-                comp = blk.attn.components(blk.norm1(x))
-                break
-            x = blk(x)
+    comp = _capture_ssa(model, tokens, layer)
     S, locked, extra = _ssa_chip_S(chip, lm, comp, layer_seed(seed, layer), "auto", {})
     Sc = comp["S"].double().numpy()[0, head]
     Sh = S[0, head]

@@ -98,9 +98,7 @@ def test_ssa_collective_compare_shows_the_network_and_is_labelled(monkeypatch, t
     from mapping.config import SSAConfig
 
     cfg = ChipConfig(ssa=SSAConfig(mode="collective", settle_cycles=10.0, averaging_cycles=40.0))
-    # the full window: mapping.inference._ssa_chip_S does not yet cut the chip's frequency errors to a
-    # shorter one for collective chips (reported to the coordinator)
-    out, figs = _compare(monkeypatch, tmp_path, "ssa1d-tiny", cfg, T=None)
+    out, figs = _compare(monkeypatch, tmp_path, "ssa1d-tiny", cfg)
     assert out["mode"] == "ssa1d-collective" and len(figs) == 2
     _check(figs)
     assert "collective network" in figs[1].axes[0].get_title()
