@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from . import units
+from .injection import InjectionConfig
 
 __all__ = [
     "DEVICES",
     "CouplingConfig",
     "ReadoutConfig",
     "SSAConfig",
+    "InjectionConfig",
     "ChipConfig",
     "load_config",
     "config_to_dict",
@@ -238,6 +240,8 @@ class ChipConfig:
         (Kuramoto chips), ``auto`` the phase model only where its reduction is valid (settle window of several
         1/Γ_p, coupling ≪ Γ_p; :mod:`mapping.stno_chip`). Ignored by other devices.
     coupling, readout, ssa : CouplingConfig, ReadoutConfig, SSAConfig
+    injection : InjectionConfig
+        How token phases are written (:mod:`mapping.injection`): ``ideal`` or Adler injection locking.
     """
 
     device: str = "ring-macromodel"
@@ -254,6 +258,7 @@ class ChipConfig:
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
+    injection: InjectionConfig = field(default_factory=InjectionConfig)
 
     def __post_init__(self):
         _check_choice("device", self.device, DEVICES)
@@ -275,7 +280,8 @@ class ChipConfig:
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
         _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))
-        for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig)):
+        for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig),
+                          ("injection", InjectionConfig)):
             if not isinstance(getattr(self, name), cls):
                 raise ValueError(f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
 
@@ -321,7 +327,7 @@ class ChipConfig:
         return dataclasses.replace(cls().idealised(), **changes)
 
 
-_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig}
+_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig, "injection": InjectionConfig}
 
 
 def _build(cls, data: dict, where: str):

@@ -141,6 +141,12 @@ def chip_energy_per_token(chip: Chip, T: int | None = None) -> dict:
         if lm.kind == "ssa1d-collective":  # ⟨cos(θ_i − θ_j)⟩ accumulated digitally from the phase samples
             dig += lm.n_heads * (T + 1) / 2 * 4 * max(1.0, cfg.ssa.averaging_cycles / cfg.readout.averaging_cycles)
         e["digital_periphery_j"] += dig * dev.digital_j_per_flop
+    # device realism (issue 11, mapping.injection): the phase-injection term, only in 'injected' mode
+    from .injection import injection_energy_per_token
+
+    inj = injection_energy_per_token(chip, T)
+    if inj is not None:
+        e["injection_j"] = inj["injection_j"]
     total = sum(e.values())
     sources = {
         "oscillators_j": f"N_osc x P_osc x (settle + readout window) / T; P_osc = {dev.power_w:.3g} W: "
@@ -152,6 +158,8 @@ def chip_energy_per_token(chip: Chip, T: int | None = None) -> dict:
         "digital_periphery_j": f"digital attention operations x {dev.digital_j_per_flop:.3g} J/FLOP: "
                                f"{dev.sources.get('digital_j_per_flop', 'assumed')}",
     }
+    if inj is not None:
+        sources["injection_j"] = inj["source"]
     return {"energy_per_token_chip_j": total, "breakdown": e, "sources": sources, "tokens_per_sequence": T,
             "scope": "attention layers only"}
 

@@ -53,16 +53,23 @@ def chip_readout(chip: Chip, window_cycles: float | None = None) -> PhaseReadout
                         samples_per_cycle=r.samples_per_cycle, bandwidth_fraction=r.bandwidth_fraction)
 
 
-def kuramoto_chip_extras(chip: Chip) -> dict:
-    """Device-realism arguments of :func:`kuramoto_chip_step` for this chip: the spin-torque complex-amplitude
-    model when the chip's ``timebase['stno']`` says so (:mod:`mapping.stno_chip`)."""
+def kuramoto_chip_extras(chip: Chip, lm=None, B: int = 1, T: int | None = None, seed: int = 0) -> dict:
+    """Device-realism arguments of :func:`kuramoto_chip_step` for this chip and layer ``lm``: the spin-torque
+    complex-amplitude model when the chip's ``timebase['stno']`` says so (:mod:`mapping.stno_chip`) and the
+    phase errors left by the injection in ``injected`` mode (:mod:`mapping.injection`)."""
+    out = {}
     reg = chip.timebase.get("stno")
     if isinstance(reg, dict) and reg.get("model") == "amplitude":
         from .stno_chip import STNOAmplitudeModel
 
-        return {"amplitude": STNOAmplitudeModel.from_preset(chip.device.f0_hz, noise=chip.config.noise,
-                                                           temperature_k=chip.config.temperature_k)}
-    return {}
+        out["amplitude"] = STNOAmplitudeModel.from_preset(chip.device.f0_hz, noise=chip.config.noise,
+                                                          temperature_k=chip.config.temperature_k)
+    if lm is not None and chip.config.injection.mode == "injected":
+        from .injection import layer_initial_errors
+
+        out["initial_phase_error"] = layer_initial_errors(chip, lm, B, T or lm.max_tokens, seed,
+                                                          chip.timebase["sigma_rad_per_sqrt_cycle"])
+    return out
 
 
 class _HeadStats:
@@ -167,8 +174,6 @@ def _kuramoto_override(chip: Chip, stats, seed, batch_idx, backend, info):
     harmonics = chip.harmonics
     n_steps = max(int(math.ceil(cfg.settle_cycles * cfg.steps_per_cycle)), 4)
     model = chip.model
-    extras = kuramoto_chip_extras(chip)
-
     def override(i, theta, parts):
         import torch
 
@@ -186,7 +191,8 @@ def _kuramoto_override(chip: Chip, stats, seed, batch_idx, backend, info):
             coupling_q=lm.coupling_quantiser, gain_q=lm.gain_quantiser, harmonics=harmonics,
             freq_residual=fr if np.any(fr) else None, coupler_gain=cg, sigma=sigma, readout=readout,
             seed=layer_seed(seed, batch_idx, i), reference_bank=bank, backend=backend,
-            row_scaled=cfg.coupling.row_scaled, **extras)
+            row_scaled=cfg.coupling.row_scaled,
+            **kuramoto_chip_extras(chip, lm, theta.shape[0], T, layer_seed(seed, batch_idx, i)))
         info["backend"] = out.backend
         va = torch.from_numpy(out.va).to(theta.dtype)
         a_ref = torch.from_numpy(out.a).to(theta.dtype) if bank else parts.a
