@@ -235,6 +235,10 @@ class ChipConfig:
         Where the norm-matching bound B takes ‖a‖ from: a second, unit-gain oscillator bank on the chip
         (``chip``, doubles the Kuramoto arrays) or the digital closed form (``closed-form``). Unused with the
         tanh bound.
+    calibration_temperature_k : float or None
+        Temperature [K] at which the frequency trim was set; the run at ``temperature_k`` adds the drift
+        f₀(T)/f₀(T_cal) − 1 to every oscillator's residual (:mod:`mapping.drift`). None: trimmed at
+        ``temperature_k``.
     stno_model : {'auto', 'phase', 'amplitude'}
         Spin-torque chips: ``phase`` the phase macromodel, ``amplitude`` the complex-amplitude network
         (Kuramoto chips), ``auto`` the phase model only where its reduction is valid (settle window of several
@@ -254,6 +258,7 @@ class ChipConfig:
     steps_per_cycle: int = 4
     trim_bits: int | None = 8
     norm_reference: str = "chip"
+    calibration_temperature_k: float | None = None
     stno_model: str = "auto"
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
@@ -280,6 +285,12 @@ class ChipConfig:
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
         _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))
+        if isinstance(self.calibration_temperature_k, str) and self.calibration_temperature_k.lower() == "none":
+            object.__setattr__(self, "calibration_temperature_k", None)
+        if self.calibration_temperature_k is not None:
+            tc = _check_pos("calibration_temperature_k", self.calibration_temperature_k)
+            if not 1 <= tc <= 1000:
+                raise ValueError(f"calibration_temperature_k must be in [1, 1000] K or 'none', got {tc}")
         for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig),
                           ("injection", InjectionConfig)):
             if not isinstance(getattr(self, name), cls):
