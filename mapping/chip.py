@@ -27,6 +27,7 @@ import numpy as np
 
 from .config import ChipConfig, config_from_dict, config_to_dict
 from .devices import DeviceProfile
+from .model_io import attach_model
 from .quantise import Quantiser
 
 __all__ = ["FORMAT", "Chip", "LayerMap", "load_chip", "save_chip", "coupler_spread_draw"]
@@ -334,8 +335,6 @@ def chip_from_json(d: dict, model=None) -> Chip:
         raise ValueError("coupling_rule.harmonics must be an (M, 2) finite array with a_1 = 1")
     chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
                 layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule)
-    from .compiler import attach_model  # late import: compiler imports this module
-
     attach_model(chip, model)
     return chip
 

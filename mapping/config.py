@@ -23,6 +23,7 @@ __all__ = [
     "ReadoutConfig",
     "SSAConfig",
     "InjectionConfig",
+    "EnergyConfig",
     "ChipConfig",
     "load_config",
     "config_to_dict",
@@ -207,6 +208,51 @@ class SSAConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class EnergyConfig:
+    """How energy is reported (mapping.energy; DESIGN §5.5). The fidelity simulation does not depend on it.
+
+    Attributes
+    ----------
+    digital_precision : {'int8', 'int16', 'fp16', 'fp32'}
+        Arithmetic of the chip's digital periphery, charged at the chip's node (65 nm, 1.2 V). The fidelity
+        run computes the periphery in fp32: the accuracy of a narrower periphery is not simulated.
+    gpu : {'A100-SXM', 'H100-SXM', 'H200'}
+        GPU the chip is compared with.
+    gpu_precision : {'bf16', 'fp32', 'int8'}
+        Precision of the GPU's FLOP figure; bytes are counted at the same precision.
+    gpu_bound : {'lower', 'upper'}
+        Which GPU bound the headline ``energy_per_token_gpu_j`` uses (both are always reported).
+    phase : {'prefill', 'decode'}
+        Which phase the headline uses (both are always reported): prefill (T tokens of a sequence at once)
+        or autoregressive decoding (one new token against the stored phases).
+    analog_scores : bool
+        First-order analog-score mode (Kuramoto chips): the scores are measured by the oscillators (rotated
+        query/key oscillators mixed and low-passed) instead of computed digitally.
+    batch : int
+        Sequences that share one fetch of the weights (amortises weight traffic), in [1, 65536].
+    """
+
+    digital_precision: str = "int16"
+    gpu: str = "H100-SXM"
+    gpu_precision: str = "bf16"
+    gpu_bound: str = "lower"
+    phase: str = "prefill"
+    analog_scores: bool = False
+    batch: int = 1
+
+    def __post_init__(self):
+        _check_choice("energy.digital_precision", self.digital_precision, ("int8", "int16", "fp16", "fp32"))
+        _check_choice("energy.gpu", self.gpu, ("A100-SXM", "H100-SXM", "H200"))
+        _check_choice("energy.gpu_precision", self.gpu_precision, ("bf16", "fp32", "int8"))
+        _check_choice("energy.gpu_bound", self.gpu_bound, ("lower", "upper"))
+        _check_choice("energy.phase", self.phase, ("prefill", "decode"))
+        if not isinstance(self.analog_scores, bool):
+            raise ValueError(f"energy.analog_scores must be true or false, got {self.analog_scores!r}")
+        if isinstance(self.batch, bool) or not isinstance(self.batch, int) or not 1 <= self.batch <= 65536:
+            raise ValueError(f"energy.batch must be an integer in [1, 65536], got {self.batch!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ChipConfig:
     """A complete chip configuration.
 
@@ -243,7 +289,7 @@ class ChipConfig:
         Spin-torque chips: ``phase`` the phase macromodel, ``amplitude`` the complex-amplitude network
         (Kuramoto chips), ``auto`` the phase model only where its reduction is valid (settle window of several
         1/Γ_p, coupling ≪ Γ_p; :mod:`mapping.stno_chip`). Ignored by other devices.
-    coupling, readout, ssa : CouplingConfig, ReadoutConfig, SSAConfig
+    coupling, readout, ssa, energy : CouplingConfig, ReadoutConfig, SSAConfig, EnergyConfig
     injection : InjectionConfig
         How token phases are written (:mod:`mapping.injection`): ``ideal`` or Adler injection locking.
     """
@@ -264,6 +310,7 @@ class ChipConfig:
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
     injection: InjectionConfig = field(default_factory=InjectionConfig)
+    energy: EnergyConfig = field(default_factory=EnergyConfig)
 
     def __post_init__(self):
         _check_choice("device", self.device, DEVICES)
@@ -292,7 +339,7 @@ class ChipConfig:
             if not 1 <= tc <= 1000:
                 raise ValueError(f"calibration_temperature_k must be in [1, 1000] K or 'none', got {tc}")
         for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig),
-                          ("injection", InjectionConfig)):
+                          ("injection", InjectionConfig), ("energy", EnergyConfig)):
             if not isinstance(getattr(self, name), cls):
                 raise ValueError(f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
 
@@ -338,7 +385,8 @@ class ChipConfig:
         return dataclasses.replace(cls().idealised(), **changes)
 
 
-_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig, "injection": InjectionConfig}
+_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig, "injection": InjectionConfig,
+             "energy": EnergyConfig}
 
 
 def _build(cls, data: dict, where: str):

@@ -37,9 +37,11 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["INJECTION_MODES", "InjectionConfig", "inject_phases", "injection_time_s", "injection_energy_j",
-           "injection_energy_per_token", "residual_error_rms"]
+           "residual_error_rms", "layer_initial_errors"]
 
 INJECTION_MODES = ("ideal", "injected")
+INJECTION_STREAM = 6
+"""Stream family of the injection draws (after mapping.seeds.PURPOSE's 1-5), so they never reuse another's."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,30 +172,20 @@ def injection_energy_j(config, device, n_oscillators: float) -> dict:
             "source": f"N_osc x P_osc x t_inj (t_inj = {t:.3g} s) + drivers: {src}"}
 
 
-def injection_energy_per_token(chip, T: int) -> dict | None:
-    """Injection energy per token [J] summed over the chip's Kuramoto layers (None in ``ideal`` mode)."""
-    cfg = chip.config
-    if cfg.injection.mode == "ideal":
-        return None
-    tot, src = 0.0, ""
-    for lm in chip.layers:
-        if lm.kind != "kuramoto":
-            continue
-        e = injection_energy_j(cfg, chip.device, lm.banks * lm.n_heads * lm.head_dim * T)
-        tot += e["total_j"] / T
-        src = e["source"]
-    return {"injection_j": tot, "source": src}
-
-
-def layer_initial_errors(chip, lm, B: int, T: int, seed: int, sigma: float):
-    """(banks, B, h, k_h, T) phase errors left by the injection for one layer and batch (closed form plus
-    linearised noise; see :func:`inject_phases`)."""
+def layer_initial_errors(chip, lm, sequence_ids, T: int, seed: int, sigma: float):
+    """(banks, B, h, k_h, T) phase errors left by the injection for one layer, closed form plus linearised noise
+    (:func:`inject_phases`); every (sequence, bank) draws from its own stream keyed on the sequence id (the same
+    errors whatever the batch)."""
     from . import units
+    from .seeds import stream_seeds
 
+    seq = np.asarray(sequence_ids, dtype=np.int64).ravel()
     fr = units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel)[..., :T]  # (banks, h, kh, T)
-    det = np.broadcast_to(fr[:, None], (lm.banks, B) + fr.shape[1:])
-    shape = det.shape
-    zero = np.zeros(shape)
-    got = inject_phases(zero.reshape(-1, T), det.reshape(-1, T), config=chip.config.injection, sigma=sigma,
-                        seed=seed, method="closed-form")
-    return got.reshape(shape)
+    out = np.empty((lm.banks, seq.size) + fr.shape[1:])
+    for bank in range(lm.banks):
+        for b, sid in enumerate(seq):
+            key = int(stream_seeds(int(seed), INJECTION_STREAM, int(sid), bank)) % 2**63
+            out[bank, b] = inject_phases(np.zeros(fr.shape[1:]).reshape(-1, T), fr[bank].reshape(-1, T),
+                                         config=chip.config.injection, sigma=sigma, seed=key,
+                                         method="closed-form").reshape(fr.shape[1:])
+    return out

@@ -204,7 +204,7 @@ class PhaseReadout:
         theta = np.asarray(theta, dtype=np.float64)
         return self.measure_samples(np.broadcast_to(theta, (self.n_samples,) + theta.shape), rng)
 
-    def measure_mean(self, mean_value, rng: np.random.Generator | None = None):
+    def measure_mean(self, mean_value, rng: np.random.Generator | None = None, *, normals=None):
         """A detector output already averaged over the window by the simulation (SSA cells: ⟨cos φ⟩ of the
         trajectory at every integration step), plus the sampler noise of M samples and one ADC conversion.
 
@@ -213,9 +213,11 @@ class PhaseReadout:
         """
         m = np.asarray(mean_value, dtype=np.float64)
         if self.effective_noise > 0:
-            if rng is None:
-                raise ValueError("PhaseReadout needs an rng when noise_rad > 0")
-            m = m + self.effective_noise * rng.standard_normal(m.shape)
+            if normals is None:  # ``normals``: pre-drawn standard normals of m's shape (keyed per object)
+                if rng is None:
+                    raise ValueError("PhaseReadout needs an rng (or normals) when noise_rad > 0")
+                normals = rng.standard_normal(m.shape)
+            m = m + self.effective_noise * np.asarray(normals, dtype=np.float64)
         return self.convert(m)
 
     def to_dict(self) -> dict:

@@ -221,8 +221,10 @@ class STNOAmplitudeModel:
         noisy = self.noise > 0
         solver = StochasticHeun() if noisy else RK4()
         model = StuartLandauNetwork(a=np.broadcast_to(a, (G, N)), b=b, coupling=C, sigma=self.noise)
+        # seed: an int, or one stream seed per network (mapping.seeds: independent of the batch)
+        seed = int(seed) if np.ndim(seed) == 0 else np.asarray(seed, dtype=np.uint64)
         sol = simulate(model, solver, 0.0, float(t1), float(t1) / n, c0, save=SaveAt(np.array([float(t1)])),
-                       seed=int(seed))
+                       seed=seed)
         c1 = np.asarray(sol.y_final)
         y1 = y0 + wrap_diff(-np.angle(c1), y0)
         if sample_times is None:
@@ -231,7 +233,8 @@ class STNOAmplitudeModel:
         free = StuartLandauNetwork(a=np.broadcast_to(a, (G, N)), b=b, coupling=np.zeros((N, N), complex),
                                    sigma=self.noise)
         dt = min(1.0 / spc, float(ts[0]))
-        sol2 = simulate(free, solver, 0.0, float(ts[-1]), dt, c1, save=SaveAt(ts), seed=int(seed) + 1)
+        seed2 = seed + 1 if np.ndim(seed) == 0 else seed ^ np.uint64(0x5EAD)  # the readout window's own streams
+        sol2 = simulate(free, solver, 0.0, float(ts[-1]), dt, c1, save=SaveAt(ts), seed=seed2)
         samples = -np.angle(np.asarray(sol2.ys))
         return y1, samples
 
