@@ -247,6 +247,9 @@ class ChipEnergySpec:
     diffusion_rad2_per_s: float = 0.0
     readout_samples: float = 1.0
     sources: dict
+    injection_s: float | None = None
+    """Injection time [s] of a chip in ``[injection] mode = "injected"`` (:func:`mapping.injection.injection_time_s`,
+    the configured cycles); None: the assumed Adler time of :func:`injection_time_s`."""
 
     def __post_init__(self):
         for n in ("n_layers", "n_heads", "head_dim", "banks", "taps", "T", "batch"):
@@ -304,6 +307,7 @@ class ChipEnergySpec:
             sources={"p_osc_w": dev.sources.get("power", "assumed"), "p_coupler_w": pc_src,
                      "e_bit_write_j": ec.COUPLER_WRITE_J_PER_BIT.source,
                      "area": area["validity"]},
+            injection_s=_configured_injection_s(chip),
         )
 
 
@@ -315,6 +319,14 @@ def _dac_conversion_j(bits: int, vdd: float) -> float:
 def _dac_settle_s(bits: int) -> float:
     """Settling to ½ LSB of the MSB gate bank: (b + 1) ln 2 · R · 2^(b−1) C_u."""
     return (bits + 1) * math.log(2) * ec.R_DAC_DRIVER_OHM.value * 2 ** (bits - 1) * ec.C_UNIT_SWITCH_F.value
+
+
+def _configured_injection_s(chip) -> float | None:
+    """The configured injection time (device realism, mapping.injection) when the chip injects its phases."""
+    from .injection import injection_time_s as configured
+
+    inj = getattr(chip.config, "injection", None)
+    return configured(chip.config, chip.device.f0_hz) if inj is not None and inj.mode == "injected" else None
 
 
 def injection_time_s(f0_hz: float) -> float:
@@ -398,7 +410,7 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     per = n["per"]  # tokens sharing one programming of the arrays
     t_win = (s.settle_cycles + s.read_cycles) / f0
     t_read = s.read_cycles / f0
-    t_inj = injection_time_s(f0) if n["inject"] else 0.0
+    t_inj = (s.injection_s if s.injection_s is not None else injection_time_s(f0)) if n["inject"] else 0.0
     t_dac = max(_dac_settle_s(s.coupler_bits), _dac_settle_s(s.gain_bits))
     e_dac_c, e_dac_g = _dac_conversion_j(s.coupler_bits, V), _dac_conversion_j(s.gain_bits, V)
     e_conv = ec.ADC_FOM_J_PER_STEP.value * 2**s.readout_bits
@@ -474,9 +486,12 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     src = {
         "oscillators_j": f"N_osc x P_osc x (settle {s.settle_cycles:g} + readout {s.read_cycles:g} cycles) at "
                          f"f0 = {f0:.3g} Hz; P_osc = {s.p_osc_w:.3g} W: {s.sources.get('p_osc_w', 'assumed')}",
-        "injection_j": (f"injection locking for t_inj = ln(pi/eps)/K_inj = {t_inj * 1e9:.3g} ns per oscillator at "
-                        f"P_osc + C_inj V^2 f0: {ec.INJECTION_FRACTION.source}; {ec.INJECTION_RESIDUAL_RAD.source};"
-                        f" {ec.C_INJECTION_F.source}") if n["inject"] else
+        "injection_j": ((f"injection locking for the configured t_inj = {t_inj * 1e9:.3g} ns ([injection] cycles, "
+                         f"mapping.injection; residual error simulated) per oscillator at P_osc + C_inj V^2 f0: "
+                         f"{ec.C_INJECTION_F.source}") if s.injection_s is not None else
+                        (f"injection locking for t_inj = ln(pi/eps)/K_inj = {t_inj * 1e9:.3g} ns per oscillator at "
+                         f"P_osc + C_inj V^2 f0: {ec.INJECTION_FRACTION.source}; {ec.INJECTION_RESIDUAL_RAD.source};"
+                         f" {ec.C_INJECTION_F.source}")) if n["inject"] else
                        "not used: SSA cells start free-running (the locked state and the drift average do not "
                        "depend on the initial phases)",
         "static_coupler_j": f"N_couplers x {s.p_coupler_w:.3g} W x (settle + readout window): "
