@@ -253,10 +253,15 @@ class Chip:
 
     def summary(self) -> str:
         r = self.resources
-        return (f"{self.kind} chip on {self.device.name} (f0 = {self.device.f0_hz / 1e9:.3g} GHz, "
-                f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad): {len(self.layers)} layers, "
-                f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
-                f"{r['readout_channels']:,} readout channels")
+        s = (f"{self.kind} chip on {self.device.name} (f0 = {self.device.f0_hz / 1e9:.3g} GHz, "
+             f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad): {len(self.layers)} layers, "
+             f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
+             f"{r['readout_channels']:,} readout channels")
+        if isinstance(self.timebase.get("stno"), dict):  # device realism (mapping.stno_chip)
+            from .stno_chip import regime_summary
+
+            s += "\n" + regime_summary(self.timebase["stno"])
+        return s
 
 
 def _reject_constants(s):

@@ -214,6 +214,11 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         "freq_spread_rel": freq_sigma,
         "coupler_spread_rel": coup_sigma,
     }
+    if dev.name == "spin-torque":  # which STNO model runs and why (mapping.stno_chip), stated and warned
+        from .stno_chip import stno_regime, warn_regime
+
+        timebase["stno"] = stno_regime(config, dev.f0_hz, kind)
+        warn_regime(timebase["stno"])
     totals = {key: int(sum(lm.resources[key] for lm in layers))
               for key in ("oscillators", "couplers", "coupler_bits", "readout_channels", "gain_dacs", "trim_dacs")}
     static = [{"name": n, "shape": list(t.shape)} for n, t in sorted(model.state_dict().items())]

@@ -132,24 +132,45 @@ class ReadoutConfig:
         Detector transfer curve: a mixer (cos Δφ, sin Δφ) or an XOR-type detector (triangle waves). The phase
         is recovered by atan2 (cosine) or the diamond angle (triangular).
     noise_rad : float
-        RMS noise of each detector channel for a single-cycle measurement, in units of the channel full scale
-        (≈ radians of phase error near the zero crossing). Divided by sqrt(averaging_cycles).
+        RMS noise of each detector channel for a one-cycle measurement, in units of the channel full scale
+        (≈ radians of phase error near the zero crossing): white sampler noise, RMS
+        noise_rad · sqrt(samples_per_cycle) per sample, averaged over the window's samples.
     bits : int or None
-        ADC resolution of each channel over [−1, 1]; None: unquantised.
+        ADC resolution of each averaged channel over [−1, 1] (one conversion per channel); None: unquantised.
     averaging_cycles : float
-        Integration window of the detector in cycles (reduces the noise by sqrt(averaging_cycles)).
+        Averaging window in cycles: Kuramoto chips read the trajectory after the couplers open at τ_s;
+        SSA chips use ``ssa.averaging_cycles`` for the window and this field for the detector noise per
+        one-cycle measurement only.
+    samples_per_cycle : int
+        Samples of the trajectory per cycle that the detector averages (1–1024).
+    bandwidth_fraction : float or "none"
+        First-order detector bandwidth as a fraction of f₀, (0, 0.5] (assumed 0.25: the mixer's 2 f₀
+        product is filtered); "none": an ideal detector with no filter. See :mod:`mapping.readout`.
     """
 
     response: str = "cosine"
     noise_rad: float = 2e-3
     bits: int | None = 10
     averaging_cycles: float = 4.0
+    samples_per_cycle: int = 4
+    bandwidth_fraction: float | None = 0.25
 
     def __post_init__(self):
         _check_choice("readout.response", self.response, RESPONSES)
         _check_pos("readout.noise_rad", self.noise_rad, allow_zero=True)
         object.__setattr__(self, "bits", _check_bits("readout.bits", self.bits))
         _check_pos("readout.averaging_cycles", self.averaging_cycles)
+        s = self.samples_per_cycle
+        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 1024:
+            raise ValueError(f"readout.samples_per_cycle must be an integer in [1, 1024], got {s!r}")
+        b = self.bandwidth_fraction
+        if isinstance(b, str) and b.lower() == "none":
+            object.__setattr__(self, "bandwidth_fraction", None)
+        elif b is not None:
+            v = _check_pos("readout.bandwidth_fraction", b)
+            if v > 0.5:
+                raise ValueError(f"readout.bandwidth_fraction must be in (0, 0.5] (fraction of f0) or 'none', "
+                                 f"got {b!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -258,6 +279,10 @@ class ChipConfig:
         Where the norm-matching bound B takes ‖a‖ from: a second, unit-gain oscillator bank on the chip
         (``chip``, doubles the Kuramoto arrays) or the digital closed form (``closed-form``). Unused with the
         tanh bound.
+    stno_model : {'auto', 'phase', 'amplitude'}
+        Spin-torque chips: ``phase`` the phase macromodel, ``amplitude`` the complex-amplitude network
+        (Kuramoto chips), ``auto`` the phase model only where its reduction is valid (settle window of several
+        1/Γ_p, coupling ≪ Γ_p; :mod:`mapping.stno_chip`). Ignored by other devices.
     coupling, readout, ssa, energy : CouplingConfig, ReadoutConfig, SSAConfig, EnergyConfig
     """
 
@@ -271,6 +296,7 @@ class ChipConfig:
     steps_per_cycle: int = 4
     trim_bits: int | None = 8
     norm_reference: str = "chip"
+    stno_model: str = "auto"
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
@@ -295,6 +321,7 @@ class ChipConfig:
             raise ValueError(f"steps_per_cycle must be an integer in [1, 10000], got {self.steps_per_cycle!r}")
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
+        _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))
         for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig),
                           ("energy", EnergyConfig)):
             if not isinstance(getattr(self, name), cls):
@@ -333,7 +360,7 @@ class ChipConfig:
             mismatch=False,
             trim_bits=None,
             coupling=dataclasses.replace(self.coupling, bits=None, gain_bits=None, gain_range=1e6, range=1e6),
-            readout=dataclasses.replace(self.readout, noise_rad=0.0, bits=None),
+            readout=dataclasses.replace(self.readout, noise_rad=0.0, bits=None, bandwidth_fraction=None),
         )
 
     @classmethod

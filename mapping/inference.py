@@ -31,7 +31,7 @@ from .chip import Chip
 from .fidelity import LayerFidelity, bits_per_character
 from .kuramoto_chip import kuramoto_chip_step
 from .readout import PhaseReadout
-from .seeds import layer_seed
+from .seeds import PURPOSE, keyed_normals, layer_seed, stream_seeds
 from .ssa_chip import adler_cells, ssa1d_collective
 
 __all__ = ["ChipRun", "run", "chip_readout", "layer_seed"]
@@ -41,13 +41,30 @@ _MAX_CELLS = 2**19
 _J_MIN = 1e-6  # SSA cells with J below this are not built (S < 1e-6)
 
 
-def chip_readout(chip: Chip) -> PhaseReadout | None:
-    """The chip's readout model (None when it is ideal: no noise, no quantisation)."""
+def chip_readout(chip: Chip, window_cycles: float | None = None) -> PhaseReadout | None:
+    """The chip's readout model (None when it is ideal: no noise, no quantisation, no detector filter).
+
+    ``window_cycles``: the averaging window [cycles] when it is not ``readout.averaging_cycles`` (SSA chips
+    average over ``ssa.averaging_cycles``)."""
     r = chip.config.readout
     noise = r.noise_rad if chip.config.noise else 0.0
-    if noise == 0 and r.bits is None:
+    if noise == 0 and r.bits is None and r.bandwidth_fraction is None:
         return None
-    return PhaseReadout(response=r.response, noise_rad=noise, bits=r.bits, averaging_cycles=r.averaging_cycles)
+    return PhaseReadout(response=r.response, noise_rad=noise, bits=r.bits,
+                        averaging_cycles=r.averaging_cycles if window_cycles is None else window_cycles,
+                        samples_per_cycle=r.samples_per_cycle, bandwidth_fraction=r.bandwidth_fraction)
+
+
+def kuramoto_chip_extras(chip: Chip) -> dict:
+    """Device-realism arguments of :func:`kuramoto_chip_step` for this chip: the spin-torque complex-amplitude
+    model when the chip's ``timebase['stno']`` says so (:mod:`mapping.stno_chip`)."""
+    reg = chip.timebase.get("stno")
+    if isinstance(reg, dict) and reg.get("model") == "amplitude":
+        from .stno_chip import STNOAmplitudeModel
+
+        return {"amplitude": STNOAmplitudeModel.from_preset(chip.device.f0_hz, noise=chip.config.noise,
+                                                           temperature_k=chip.config.temperature_k)}
+    return {}
 
 
 @dataclass
@@ -103,6 +120,7 @@ def _kuramoto_override(chip: Chip, stats, seed, seq_ids, backend, info):
     harmonics = chip.harmonics
     n_steps = max(int(math.ceil(cfg.settle_cycles * cfg.steps_per_cycle)), 4)
     model = chip.model
+    extras = kuramoto_chip_extras(chip)
 
     def override(i, theta, parts):
         import torch
@@ -121,7 +139,7 @@ def _kuramoto_override(chip: Chip, stats, seed, seq_ids, backend, info):
             coupling_q=lm.coupling_quantiser, gain_q=lm.gain_quantiser, harmonics=harmonics,
             freq_residual=fr if np.any(fr) else None, coupler_gain=cg, sigma=sigma, readout=readout,
             seed=layer_seed(seed, i), reference_bank=bank, backend=backend,
-            row_scaled=cfg.coupling.row_scaled, sequence_ids=seq_ids)
+            row_scaled=cfg.coupling.row_scaled, sequence_ids=seq_ids, **extras)
         info["backend"] = out.backend
         va = torch.from_numpy(out.va).to(theta.dtype)
         a_ref = torch.from_numpy(out.a).to(theta.dtype) if bank else parts.a
@@ -187,6 +205,7 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info, seq_ids=None):
     B, H, N, _ = J.shape
     seq = np.arange(B) if seq_ids is None else np.asarray(seq_ids)
     sigma = chip.timebase["sigma_rad_per_sqrt_cycle"]
+    readout = chip_readout(chip, window_cycles=sc.averaging_cycles)
     fr = units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel)
     cg = lm.coupler_gain() if lm.coupler_spread_rel > 0 else None
     tri = np.tril(np.ones((N, N), dtype=bool), -1)
@@ -209,7 +228,11 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info, seq_ids=None):
                 coupler_gain=cg[h_i, i_i, j_i] if cg is not None else None, seed=seed, backend=backend,
                 harmonics=chip.harmonics, cell_keys=np.stack([seq[b_i], h_i, i_i, j_i], axis=-1))
             info["backend"] = res.backend
-            S[b_i, h_i, i_i, j_i] = J[sel] * res.mean_cos
+            mean_cos = res.mean_cos
+            if readout is not None:  # the cell's mixer output, averaged over the window, sampler noise, ADC
+                mean_cos = readout.measure_mean(mean_cos, normals=keyed_normals(
+                    stream_seeds(seed, PURPOSE["readout"], seq[b_i], h_i, i_i, j_i)))
+            S[b_i, h_i, i_i, j_i] = J[sel] * mean_cos
             locked[b_i, h_i, i_i, j_i] = res.locked
             if not causal:  # r is shared by all rows: the cell (i, j) serves (j, i) too
                 S[b_i, h_i, j_i, i_i] = S[b_i, h_i, i_i, j_i]
@@ -231,6 +254,11 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info, seq_ids=None):
             group_keys=np.stack(np.broadcast_arrays(seq[:, None], np.arange(H)[None, :]), -1).reshape(B * H, 2))
         info["backend"] = res.backend
         coh = res.coherence.reshape(B, H, N, N)
+        if readout is not None:  # each pair's ⟨cos(θ_i − θ_j)⟩ read through the same detector chain
+            ar = np.arange(N)
+            coh = readout.measure_mean(coh, normals=keyed_normals(stream_seeds(
+                seed, PURPOSE["readout"], seq[:, None, None, None], np.arange(H)[None, :, None, None],
+                ar[None, None, :, None], ar[None, None, None, :])))
         mask = np.tril(np.ones((N, N), dtype=bool)) if causal else np.ones((N, N), dtype=bool)
         S = np.where(mask, J * coh, 0.0)
         S[:, :, idx, idx] = J[:, :, idx, idx]

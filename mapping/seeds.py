@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["stream_seeds", "sequence_rng", "layer_seed", "PURPOSE"]
+__all__ = ["stream_seeds", "sequence_rng", "layer_seed", "keyed_normals", "PURPOSE"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -74,3 +74,15 @@ def sequence_rng(seed: int, *keys) -> np.random.Generator:
 def layer_seed(seed: int, layer: int) -> int:
     """The seed of one layer of a run: every stream of that layer is keyed on it (and its own indices)."""
     return int(stream_seeds(seed, layer))
+
+
+def keyed_normals(seeds) -> np.ndarray:
+    """One standard normal number per stream seed (same shape), for objects that need a single draw each
+    (e.g. the readout of one Adler cell): Box–Muller on two 53-bit uniforms hashed from the seed."""
+    z = np.asarray(seeds, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        a = _splitmix64(z ^ np.uint64(0x243F6A8885A308D3))
+        b = _splitmix64(z ^ np.uint64(0x13198A2E03707344))
+    u1 = ((a >> np.uint64(11)).astype(np.float64) + 1.0) / 9007199254740992.0  # (0, 1]
+    u2 = (b >> np.uint64(11)).astype(np.float64) / 9007199254740992.0  # [0, 1)
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
