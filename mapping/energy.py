@@ -13,8 +13,9 @@ Chip terms (per layer, summed; every term carries a source string, constants in
 - ``injection_j``: phase initialisation by injection locking, N_osc · (P_osc + C_inj V² f₀) · t_inj with the
   Adler locking time t_inj = ln(π / ε) / K_inj (assumed model until the realism work provides its own);
 - ``static_coupler_j``: N_couplers · P_coupler · (τ_s + t_read), P_coupler from ``hw_models.coupler_power``
-  (ring) or assumed (spin-torque), every coupler at full scale (an upper estimate);
-- ``coupler_programming_j``: coupler-register bits × E_bit (``hw_models.coupler_programming_energy``);
+  (ring; or the chip's coupler object's ``power``) or assumed (spin-torque), every coupler at full scale
+  (an upper estimate);
+- ``coupler_programming_j``: coupler-register bits × E_bit (a latch write, assumed 10 fJ/bit);
 - ``dac_j``: the binary-weighted coupler and receive-gain DACs, ½ (2^b − 1) C_u V² per conversion, their
   settling time (b + 1) ln 2 · R · 2^(b−1) C_u reported in ``timeline_s``;
 - ``clock_j``: the reference clock to every injection and detector site, (2 × pitch × c_wire + C_sink) V² f₀
@@ -161,54 +162,101 @@ def model_cost(model_kind: str, mc: dict) -> dict:
 _COUPLER_CACHE: dict = {}
 
 
-def coupler_static_power(device_name: str) -> tuple[float, str]:
-    """Static dissipation of one coupler at full scale [W] and its source.
+def _hw_source_key() -> str:
+    """Hash of the hw_models sources (the disk cache of derived device numbers is keyed on it)."""
+    import hashlib
+    from pathlib import Path
 
-    Ring devices: ``hw_models.coupler_power`` of the 65 nm ring preset with its coupler at Δ = π/2 (the mean over
-    uniformly spread phase differences for near-sinusoidal node waveforms); cached on disk per hw_models
-    source version (the limit cycle takes seconds). Spin-torque: assumed (:data:`STNO_COUPLER_W`).
-    """
-    if device_name in _COUPLER_CACHE:
-        return _COUPLER_CACHE[device_name]
-    if device_name == "spin-torque":
-        out = (ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source)
-    else:
-        p = _cached_ring_coupler_power()
-        src = ("hw_models.coupler_power(cmos_65nm_ring(), cmos_65nm_coupler()) at delta = pi/2, every coupler at "
-               "full scale (an upper estimate: a coupler programmed to w dissipates about w times this)")
-        if device_name == "ideal":
-            src = "ideal device charged as the 65 nm ring's coupler (assumed): " + src
-        out = (p, src)
-    _COUPLER_CACHE[device_name] = out
-    return out
+    import hw_models
+
+    h = hashlib.sha256()
+    for f in sorted(Path(hw_models.__file__).parent.glob("*.py")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:20]
 
 
-def _cached_ring_coupler_power() -> float:
+def _disk_cached(key: str, fn) -> float:
+    """``fn()`` cached on disk under ``key`` + the hw_models source hash (a ring's limit cycle takes seconds)."""
     import json
     import os
     from pathlib import Path
 
-    import hw_models as hw
-
-    from ._hw_adapter import _source_key
-
     path = Path(os.environ.get("OSCSIM_CACHE", Path.home() / ".cache" / "oscsim")) / "mapping-coupler-power.json"
-    key = _source_key()
+    key = f"{key}:{_hw_source_key()}"
     try:
         cache = json.loads(path.read_text())
     except (OSError, ValueError):
         cache = {}
     if key in cache:
         return float(cache[key])
-    p = float(hw.coupler_power(hw.cmos_65nm_ring(), hw.cmos_65nm_coupler()))
+    v = float(fn())
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({**cache, key: p}))
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({**cache, key: v}))
         os.replace(tmp, path)
     except OSError:
         pass
-    return p
+    return v
+
+
+def coupler_static_power(device, kind: str = "kuramoto") -> tuple[float, str]:
+    """Static dissipation of one coupler at full scale [W] and its source.
+
+    Parameters
+    ----------
+    device : ChipDevice / DeviceProfile or str
+        The chip's device (``chip.device``) or a device level name.
+    kind : {'kuramoto', 'ssa'}
+        The coupling matrix the coupler realises (one-way signed, or symmetric).
+
+    Notes
+    -----
+    With hw_models device objects (``device.coupler(matrix).power(oscillator)``) the chip's own coupler is asked;
+    otherwise ring levels use ``hw_models.coupler_power`` of the 65 nm ring preset with its resistive coupler.
+    Bidirectional couplers are charged at Δ = π/2 (the mean over uniformly spread phase differences for
+    near-sinusoidal node waveforms). Spin-torque electrical coupling without a coupler power: assumed
+    (:data:`energy_constants.STNO_COUPLER_W`). Every coupler is charged at full scale (an upper estimate).
+    """
+    name = device if isinstance(device, str) else device.name
+    ck = (name, kind, repr(getattr(device, "oscillator", None)))
+    if ck in _COUPLER_CACHE:
+        return _COUPLER_CACHE[ck]
+    full = " at full scale (an upper estimate: a coupler programmed to w dissipates about w times this)"
+    out = None
+    if not isinstance(device, str) and hasattr(device, "coupler") and hasattr(device, "oscillator"):
+        try:
+            c = device.coupler(kind)
+            if hasattr(c, "power"):
+                osc = device.oscillator
+                p = _disk_cached(f"{name}:{kind}:{c!r}", lambda: c.power(osc))
+                out = (p, f"hw_models {type(c).__name__}.power(device) of the chip's {kind} coupler" + full)
+        except (ValueError, TypeError, AttributeError):
+            out = None  # this device's coupler has no dissipation model: fall through to the stated figures
+    if out is None and name == "spin-torque":
+        out = (ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source)
+    if out is None:
+        import hw_models as hw
+
+        p = _disk_cached("cmos_65nm_ring:cmos_65nm_coupler",
+                         lambda: hw.coupler_power(hw.cmos_65nm_ring(), hw.cmos_65nm_coupler()))
+        src = "hw_models.coupler_power(cmos_65nm_ring(), cmos_65nm_coupler()) at delta = pi/2" + full
+        if name == "ideal":
+            src = "ideal device charged as the 65 nm ring's coupler (assumed): " + src
+        out = (p, src)
+    _COUPLER_CACHE[ck] = out
+    return out
+
+
+def _oscillator_power(chip: Chip) -> float:
+    """Mean oscillator power [W]: over the chip's per-instance draw where it carries one, else the nominal."""
+    import numpy as np
+
+    draws = [np.asarray(lm.power_w, float) for lm in chip.layers if getattr(lm, "power_w", None) is not None]
+    if draws and all(np.any(d) for d in draws):
+        return float(np.mean([d.mean() for d in draws]))
+    return float(chip.device.power_w)
 
 
 # ---------------------------------------------------------------------------------------------- the chip model
@@ -303,7 +351,7 @@ class ChipEnergySpec:
         cfg, dev = chip.config, chip.device
         lm = chip.layers[0]
         T = int(T or lm.max_tokens)
-        pc, pc_src = coupler_static_power(dev.name)
+        pc, pc_src = coupler_static_power(dev, "kuramoto" if chip.kind == "kuramoto" else "ssa")
         kura = lm.kind == "kuramoto"
         taus = ()
         if chip.model is not None and kura:
@@ -316,8 +364,8 @@ class ChipEnergySpec:
             kind=chip.kind, layer_kind=lm.kind, n_layers=len(chip.layers), n_heads=lm.n_heads,
             head_dim=lm.head_dim, banks=lm.banks,
             taps=int(chip.coupling_rule.get("taps", 1)) if chip.coupling_rule else 1, T=T,
-            model_config=dict(chip.model_info["config"]), f0_hz=dev.f0_hz, p_osc_w=dev.power_w, p_coupler_w=pc,
-            e_bit_write_j=dev.coupler_write_j_per_bit,
+            model_config=dict(chip.model_info["config"]), f0_hz=dev.f0_hz, p_osc_w=_oscillator_power(chip),
+            p_coupler_w=pc, e_bit_write_j=ec.COUPLER_WRITE_J_PER_BIT.value,
             settle_cycles=cfg.settle_cycles if kura else cfg.ssa.settle_cycles,
             read_cycles=cfg.readout.averaging_cycles if kura else cfg.ssa.averaging_cycles,
             coupler_bits=cfg.coupling.bits or ANALOG_BITS, gain_bits=cfg.coupling.gain_bits or ANALOG_BITS,
@@ -328,8 +376,9 @@ class ChipEnergySpec:
             diffusion_rad2_per_s=dev.diffusion_at(cfg.temperature_k) if cfg.noise else 0.0,
             readout_samples=max(1.0, cfg.ssa.averaging_cycles / cfg.readout.averaging_cycles)
             if lm.kind == "ssa1d-collective" else 1.0,
-            sources={"p_osc_w": dev.sources.get("power_w", "assumed"), "p_coupler_w": pc_src,
-                     "e_bit_write_j": dev.sources.get("coupler_write_j_per_bit", "assumed"),
+            sources={"p_osc_w": dev.sources.get("power_w", dev.sources.get("power", "assumed")) + " (mean over the "
+                                "chip's instances where it carries a per-instance draw)",
+                     "p_coupler_w": pc_src, "e_bit_write_j": ec.COUPLER_WRITE_J_PER_BIT.source,
                      "area": area["validity"]},
         )
 
