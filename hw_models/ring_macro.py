@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from hw_models.mosfet import ids_nmos_np
-from hw_models.params import ResistiveCoupler, RingOscillatorParams, TransmissionGateCoupler
+from hw_models.couplers import coupler_current
+from hw_models.params import RingOscillatorParams
 from hw_models.ring import RingNetwork, pack_ring_params, ring_initial_state, ring_rhs, ring_rhs_np
 from hw_models.waveform import crossing_times
 
@@ -180,20 +180,6 @@ def _adjoint(p, xsol, T, n_points, n_periods=8):
 def ppv(ring: RingOscillatorParams, n_points: int = 1024) -> np.ndarray:
     """PPV ∂θ/∂V_k (M, n) [rad/V] on a uniform phase grid (see :func:`limit_cycle`)."""
     return limit_cycle(ring, n_points).ppv
-
-
-def coupler_current(coupler, ring: RingOscillatorParams, va, vb):
-    """Current [A] flowing from node b into node a through ``coupler`` (arrays broadcast)."""
-    va, vb = np.asarray(va, float), np.asarray(vb, float)
-    if isinstance(coupler, ResistiveCoupler):
-        return (vb - va) / coupler.resistance_ohm
-    if isinstance(coupler, TransmissionGateCoupler):
-        bn = ring.kp_n_a_per_v2 * coupler.w_n_m / coupler.l_m
-        bp = ring.kp_p_a_per_v2 * coupler.w_p_m / coupler.l_m
-        i = ids_nmos_np(ring.vdd_v, vb, va, ring.vto_n_v, bn, ring.lambda_n_per_v)
-        i = i - ids_nmos_np(0.0, -vb, -va, -ring.vto_p_v, bp, ring.lambda_n_per_v)
-        return i
-    raise ValueError(f"unknown coupler {type(coupler).__name__}; valid: ResistiveCoupler, TransmissionGateCoupler")
 
 
 @dataclass(frozen=True)

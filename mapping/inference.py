@@ -137,7 +137,8 @@ def _kuramoto_override(chip: Chip, stats, seed, seq_ids, backend, info):
             theta.detach().double().numpy(), parts.A.detach().double().numpy(), parts.v.detach().double().numpy(),
             n_heads=lm.n_heads, kappa=cfg.kappa, settle_cycles=cfg.settle_cycles, n_steps=n_steps,
             coupling_q=lm.coupling_quantiser, gain_q=lm.gain_quantiser, harmonics=harmonics,
-            freq_residual=fr if np.any(fr) else None, coupler_gain=cg, sigma=sigma, readout=readout,
+            freq_residual=fr if np.any(fr) else None, coupler_gain=cg, readout=readout,
+            sigma=sigma * np.sqrt(lm.diffusion_rel) if sigma and np.any(lm.diffusion_rel != 1) else sigma,
             seed=layer_seed(seed, i), reference_bank=bank, backend=backend,
             row_scaled=cfg.coupling.row_scaled, sequence_ids=seq_ids, **extras)
         info["backend"] = out.backend
