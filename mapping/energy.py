@@ -12,7 +12,8 @@ Chip terms (per layer, summed; every term carries a source string, constants in
 - ``oscillators_j``: N_osc · P_osc · (τ_s + t_read), P_osc from ``hw_models.power``;
 - ``injection_j``: phase initialisation by injection locking, N_osc · (P_osc + C_inj V² f₀) · t_inj with the
   Adler locking time t_inj = ln(π / ε) / K_inj (assumed model until the realism work provides its own);
-- ``static_coupler_j``: N_couplers · P_coupler · (τ_s + t_read), P_coupler from ``hw_models.coupler_power``
+- ``static_coupler_j``: N_couplers · P_coupler · τ_s (Kuramoto: the couplers open for the readout window,
+  :mod:`mapping.readout`; SSA: τ_s + averaging window), P_coupler from ``hw_models.coupler_power``
   (ring; or the chip's coupler object's ``power``) or assumed (spin-torque), every coupler at full scale
   (an upper estimate);
 - ``coupler_programming_j``: coupler-register bits × E_bit (a latch write, assumed 10 fJ/bit);
@@ -291,6 +292,10 @@ class ChipEnergySpec:
     readout_samples : float
         Phase samples converted per oscillator (SSA-1D collective: the averaging window over the detector
         window, for ⟨cos(θ_i − θ_j)⟩; 1 otherwise).
+    injection_s, injection_driver_w : float or None
+        Injection time per phase write [s] and reference-driver power per oscillator [W] from
+        :mod:`mapping.injection` where the chip has an ``[injection]`` section; None: the stated Adler model
+        (:func:`injection_time_s`, driver C_inj V² f₀).
     sources : dict
     """
 
@@ -321,6 +326,8 @@ class ChipEnergySpec:
     readout_noise_rad: float = 2e-3
     diffusion_rad2_per_s: float = 0.0
     readout_samples: float = 1.0
+    injection_s: float | None = None
+    injection_driver_w: float | None = None
     sources: dict
 
     def __post_init__(self):
@@ -360,6 +367,7 @@ class ChipEnergySpec:
             except AttributeError:
                 taus = ()
         area = chip_area(chip)
+        t_inj, drv_w, inj_src = _injection_from_realism(chip)
         return cls(
             kind=chip.kind, layer_kind=lm.kind, n_layers=len(chip.layers), n_heads=lm.n_heads,
             head_dim=lm.head_dim, banks=lm.banks,
@@ -376,11 +384,39 @@ class ChipEnergySpec:
             diffusion_rad2_per_s=dev.diffusion_at(cfg.temperature_k) if cfg.noise else 0.0,
             readout_samples=max(1.0, cfg.ssa.averaging_cycles / cfg.readout.averaging_cycles)
             if lm.kind == "ssa1d-collective" else 1.0,
+            injection_s=t_inj, injection_driver_w=drv_w,
             sources={"p_osc_w": dev.sources.get("power_w", dev.sources.get("power", "assumed")) + " (mean over the "
                                 "chip's instances where it carries a per-instance draw)",
                      "p_coupler_w": pc_src, "e_bit_write_j": ec.COUPLER_WRITE_J_PER_BIT.source,
+                     **({"injection": inj_src} if inj_src else {}),
                      "area": area["validity"]},
         )
+
+
+def _injection_from_realism(chip: Chip):
+    """(t_inj [s], driver power per oscillator [W], source) from :mod:`mapping.injection` where the chip's config
+    has an ``[injection]`` section; (None, None, "") otherwise (the stated Adler model is used).
+
+    In ``mode = "ideal"`` the fidelity run starts at the token phases, but a physical chip still writes them:
+    the energy is charged as an injection of ``injection.cycles`` cycles (stated in the source)."""
+    import dataclasses
+
+    inj = getattr(chip.config, "injection", None)
+    if inj is None:
+        return None, None, ""
+    try:
+        from .injection import injection_energy_j
+    except ImportError:
+        return None, None, ""
+    cfg = chip.config
+    ideal = getattr(inj, "mode", "injected") == "ideal"
+    if ideal:
+        cfg = cfg.replace(injection=dataclasses.replace(inj, mode="injected"))
+    t = float(inj.cycles) / chip.device.f0_hz
+    e = injection_energy_j(cfg, chip.device, 1.0)
+    how = (f"charged as injected for {inj.cycles:g} cycles (the fidelity run idealises injection: mode 'ideal')"
+           if ideal else f"the chip's injection, {inj.cycles:g} cycles")
+    return t, float(e["drivers_j"]) / t, f"mapping.injection, {how}: {e['source']}"
 
 
 def _dac_conversion_j(bits: int, vdd: float) -> float:
@@ -474,7 +510,15 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     per = n["per"]  # tokens sharing one programming of the arrays
     t_win = (s.settle_cycles + s.read_cycles) / f0
     t_read = s.read_cycles / f0
-    t_inj = injection_time_s(f0) if n["inject"] else 0.0
+    # Kuramoto chips open the couplers at τ_s and read the free-running window (mapping.readout); SSA cells stay
+    # coupled while they average
+    t_coupled = s.settle_cycles / f0 if kura else t_win
+    if s.injection_s is not None:
+        t_inj = s.injection_s if n["inject"] else 0.0
+        inj_power = s.p_osc_w + (s.injection_driver_w or 0.0)
+    else:
+        t_inj = injection_time_s(f0) if n["inject"] else 0.0
+        inj_power = s.p_osc_w + ec.C_INJECTION_F.value * V**2 * f0
     t_dac = max(_dac_settle_s(s.coupler_bits), _dac_settle_s(s.gain_bits))
     e_dac_c, e_dac_g = _dac_conversion_j(s.coupler_bits, V), _dac_conversion_j(s.gain_bits, V)
     e_conv = ec.ADC_FOM_J_PER_STEP.value * 2**s.readout_bits
@@ -509,7 +553,6 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     sram_detail = {"weights_j": 0.0, "a_into_array_j": 0.0, "phases_in_j": 0.0, "phases_out_j": 0.0,
                    "scores_j": 0.0, "array_bus_j": 0.0}
     L = s.n_layers
-    inj_power = s.p_osc_w + ec.C_INJECTION_F.value * V**2 * f0
     channels = 2 * n["read"]
     conversions = channels * s.readout_samples
     sinks = n["osc"] + channels
@@ -520,7 +563,7 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     for _ in range(L):
         b["oscillators_j"] += n["osc"] * s.p_osc_w * t_win / per
         b["injection_j"] += n["osc"] * inj_power * t_inj / per
-        b["static_coupler_j"] += n["coup"] * s.p_coupler_w * t_win / per
+        b["static_coupler_j"] += n["coup"] * s.p_coupler_w * t_coupled / per
         b["coupler_programming_j"] += n["coup"] * s.coupler_bits * s.e_bit_write_j / per
         b["dac_j"] += (n["coup"] * e_dac_c + n["gain"] * e_dac_g) / per
         b["clock_j"] += sinks * c_sink * V**2 * f0 * (t_inj + t_win) / per
@@ -550,12 +593,14 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     src = {
         "oscillators_j": f"N_osc x P_osc x (settle {s.settle_cycles:g} + readout {s.read_cycles:g} cycles) at "
                          f"f0 = {f0:.3g} Hz; P_osc = {s.p_osc_w:.3g} W: {s.sources.get('p_osc_w', 'assumed')}",
-        "injection_j": (f"injection locking for t_inj = ln(pi/eps)/K_inj = {t_inj * 1e9:.3g} ns per oscillator at "
+        "injection_j": (s.sources["injection"] if s.injection_s is not None and "injection" in s.sources else
+                        f"injection locking for t_inj = ln(pi/eps)/K_inj = {t_inj * 1e9:.3g} ns per oscillator at "
                         f"P_osc + C_inj V^2 f0: {ec.INJECTION_FRACTION.source}; {ec.INJECTION_RESIDUAL_RAD.source};"
                         f" {ec.C_INJECTION_F.source}") if n["inject"] else
                        "not used: SSA cells start free-running (the locked state and the drift average do not "
                        "depend on the initial phases)",
-        "static_coupler_j": f"N_couplers x {s.p_coupler_w:.3g} W x (settle + readout window): "
+        "static_coupler_j": f"N_couplers x {s.p_coupler_w:.3g} W x "
+                            f"{'settle window (couplers open for the readout, mapping.readout)' if kura else 'settle + averaging window'}: "
                             f"{s.sources.get('p_coupler_w', 'assumed')}",
         "coupler_programming_j": f"N_couplers x {s.coupler_bits} bits x {s.e_bit_write_j:.3g} J/bit: "
                                  f"{s.sources.get('e_bit_write_j', 'assumed')}",
