@@ -376,7 +376,9 @@ class ChipEnergySpec:
             p_coupler_w=pc, e_bit_write_j=ec.COUPLER_WRITE_J_PER_BIT.value,
             settle_cycles=cfg.settle_cycles if kura else cfg.ssa.settle_cycles,
             read_cycles=cfg.readout.averaging_cycles if kura else cfg.ssa.averaging_cycles,
-            coupler_bits=cfg.coupling.bits or ANALOG_BITS, gain_bits=cfg.coupling.gain_bits or ANALOG_BITS,
+            coupler_bits=cfg.coupling.bits or ANALOG_BITS,
+            # Kuramoto: the receive-gain DAC; SSA: the per-oscillator frequency DAC, at the trim resolution
+            gain_bits=(cfg.coupling.gain_bits if kura else cfg.trim_bits) or ANALOG_BITS,
             readout_bits=cfg.readout.bits or ANALOG_BITS, digital_precision=cfg.energy.digital_precision,
             gpu=cfg.energy.gpu, gpu_precision=cfg.energy.gpu_precision, batch=cfg.energy.batch,
             area_mm2_per_layer=area["area_mm2"] / len(chip.layers), tau=taus,
@@ -404,9 +406,11 @@ def _injection_from_realism(chip: Chip):
     inj = getattr(chip.config, "injection", None)
     if inj is None:
         return None, None, ""
-    try:
-        from .injection import injection_energy_j
-    except ImportError:
+    import importlib
+
+    try:  # mapping.injection (device realism) is optional: the stated Adler model stands in without it
+        injection_energy_j = importlib.import_module(".injection", __package__).injection_energy_j
+    except (ImportError, AttributeError):
         return None, None, ""
     cfg = chip.config
     ideal = getattr(inj, "mode", "injected") == "ideal"
