@@ -27,6 +27,7 @@ import numpy as np
 
 from .config import ChipConfig, config_from_dict, config_to_dict
 from .devices import DeviceProfile
+from .model_io import attach_model
 from .quantise import Quantiser
 
 __all__ = ["FORMAT", "Chip", "LayerMap", "load_chip", "save_chip", "coupler_spread_draw"]
@@ -252,10 +253,15 @@ class Chip:
 
     def summary(self) -> str:
         r = self.resources
-        return (f"{self.kind} chip on {self.device.name} (f0 = {self.device.f0_hz / 1e9:.3g} GHz, "
-                f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad): {len(self.layers)} layers, "
-                f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
-                f"{r['readout_channels']:,} readout channels")
+        s = (f"{self.kind} chip on {self.device.name} (f0 = {self.device.f0_hz / 1e9:.3g} GHz, "
+             f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad): {len(self.layers)} layers, "
+             f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
+             f"{r['readout_channels']:,} readout channels")
+        if isinstance(self.timebase.get("stno"), dict):  # device realism (mapping.stno_chip)
+            from .stno_chip import regime_summary
+
+            s += "\n" + regime_summary(self.timebase["stno"])
+        return s
 
 
 def _reject_constants(s):
@@ -329,8 +335,6 @@ def chip_from_json(d: dict, model=None) -> Chip:
         raise ValueError("coupling_rule.harmonics must be an (M, 2) finite array with a_1 = 1")
     chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
                 layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule)
-    from .compiler import attach_model  # late import: compiler imports this module
-
     attach_model(chip, model)
     return chip
 

@@ -10,7 +10,7 @@ import numpy as np
 from . import units
 from ._backend import integrate_phase
 from .fidelity import cosine_similarity, phase_error, relative_error
-from .inference import _ssa_chip_S, chip_readout, layer_seed
+from .inference import _ssa_chip_S, chip_readout, kuramoto_chip_extras, layer_seed
 from .kuramoto_chip import kuramoto_chip_step
 
 __all__ = ["compare_layer"]
@@ -53,8 +53,8 @@ def _compare_kuramoto(chip, tokens, layer, head, plot_dir, seed):
         gain_q=lm.gain_quantiser, harmonics=chip.harmonics, freq_residual=fr if np.any(fr) else None,
         coupler_gain=lm.coupler_gain() if lm.coupler_spread_rel > 0 else None,
         sigma=chip.timebase["sigma_rad_per_sqrt_cycle"], readout=chip_readout(chip),
-        seed=layer_seed(seed, 0, layer), reference_bank=lm.banks == 2, save_every=1,
-        row_scaled=cfg.coupling.row_scaled)
+        seed=layer_seed(seed, layer), reference_bank=lm.banks == 2, save_every=1,
+        row_scaled=cfg.coupling.row_scaled, **kuramoto_chip_extras(chip))
     attn = model.layers[layer].attn
     va = torch.from_numpy(out.va)
     delta_chip = attn.apply_bound(va.to(theta.dtype), torch.from_numpy(out.a).to(theta.dtype) if out.a is not None
@@ -134,7 +134,7 @@ def _compare_ssa(chip, tokens, layer, head, plot_dir, seed):
                 comp = blk.attn.components(blk.norm1(x))
                 break
             x = blk(x)
-    S, locked, extra = _ssa_chip_S(chip, lm, comp, layer_seed(seed, 0, layer), "auto", {})
+    S, locked, extra = _ssa_chip_S(chip, lm, comp, layer_seed(seed, layer), "auto", {})
     Sc = comp["S"].double().numpy()[0, head]
     Sh = S[0, head]
     lc = comp["locked"].numpy()[0, head]

@@ -6,7 +6,6 @@ once (seeded by ``config.mismatch_seed``), derives the programming rules and cou
 
 from __future__ import annotations
 
-import hashlib
 import os
 from typing import Any
 
@@ -16,45 +15,13 @@ from . import units
 from .chip import Chip, LayerMap, _sha, coupler_spread_draw
 from .config import ChipConfig
 from .devices import device_profile
+from .model_io import attach_model, load_model, model_fingerprint, model_kind
+from .inert import check_fields_act
 from .quantise import Quantiser
 
 __all__ = ["compile", "load_model", "model_kind", "model_fingerprint", "attach_model"]
 
 _TRIM_RANGE_SIGMA = 4.0  # the trim DAC spans ±4 σ of the frequency spread (assumed)
-
-
-def model_kind(model) -> str:
-    """'kuramoto' for a KuramotoLM, 'ssa' for an OSNModel; anything else is refused with a ValueError."""
-    name = type(model).__name__
-    if name == "KuramotoLM":
-        return "kuramoto"
-    if name == "OSNModel":
-        return "ssa"
-    raise ValueError(f"cannot compile a {name} onto an oscillator chip: chips implement Kuramoto attention "
-                     f"(KuramotoLM checkpoints, e.g. 'kuramoto-tiny') or SSA (OSNModel checkpoints, e.g. "
-                     f"'ssa1d-tiny'); a transformer has no oscillator layer")
-
-
-def load_model(name_or_path: str | os.PathLike):
-    """Load a checkpoint (bundled name or folder); returns (model, meta). Refuses models a chip cannot run."""
-    try:
-        from oscsim.train import load_checkpoint
-    except ImportError as exc:  # pragma: no cover
-        raise ValueError(f"oscsim.train is not available to load checkpoints: {exc}") from None
-    model, meta = load_checkpoint(name_or_path)
-    model_kind(model)
-    return model, meta
-
-
-def model_fingerprint(model) -> str:
-    """SHA-256 over the names, shapes and bytes of the model's state dict (sorted by name)."""
-    h = hashlib.sha256()
-    for name, t in sorted(model.state_dict().items()):
-        a = t.detach().cpu().contiguous().numpy()
-        h.update(name.encode())
-        h.update(str(tuple(a.shape)).encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
 
 
 def _model_name(model) -> str:
@@ -223,6 +190,7 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         model, _ = load_model(model)
     kind = model_kind(model)
     dev = device_profile(config.device, f0_hz=config.f0_hz)
+    check_fields_act(config, kind, model.config, dev)  # every field acts or is refused (mapping.inert)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
     coup_sigma = (config.coupling.spread if config.coupling.spread is not None else dev.coupler_spread_rel)
     coup_sigma = coup_sigma if config.mismatch else 0.0
@@ -246,6 +214,11 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         "freq_spread_rel": freq_sigma,
         "coupler_spread_rel": coup_sigma,
     }
+    if dev.name == "spin-torque":  # which STNO model runs and why (mapping.stno_chip), stated and warned
+        from .stno_chip import stno_regime, warn_regime
+
+        timebase["stno"] = stno_regime(config, dev.f0_hz, kind)
+        warn_regime(timebase["stno"])
     totals = {key: int(sum(lm.resources[key] for lm in layers))
               for key in ("oscillators", "couplers", "coupler_bits", "readout_channels", "gain_dacs", "trim_dacs")}
     static = [{"name": n, "shape": list(t.shape)} for n, t in sorted(model.state_dict().items())]
@@ -253,32 +226,5 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
             "fingerprint": model_fingerprint(model)}
     chip = Chip(kind=kind, config=config, device=dev, model_info=info, timebase=timebase, layers=layers,
                 static_digital=static, resources=totals, coupling_rule=rule)
-    chip.model = model
-    return chip
-
-
-def attach_model(chip: Chip, model=None) -> Chip:
-    """Attach the closed-form model to a loaded chip (loading its checkpoint when ``model`` is None) and check
-    that its weights are the ones the chip was compiled from."""
-    if model is None:
-        ck = chip.model_info.get("checkpoint")
-        if not ck:
-            raise ValueError("the chip names no checkpoint; pass the model it was compiled from")
-        model, _ = load_model(ck)
-    kind = model_kind(model)
-    if kind != chip.kind:
-        raise ValueError(f"the chip was compiled for a {chip.kind} model, got a {kind} model")
-    if model.config.to_dict() != chip.model_info["config"]:
-        raise ValueError("the model's configuration differs from the one the chip was compiled for")
-    fp = model_fingerprint(model)
-    if fp != chip.model_info["fingerprint"]:
-        raise ValueError("the model's weights differ from those the chip was compiled for (fingerprint mismatch)")
-    names = sorted(model.state_dict())
-    if [s["name"] for s in chip.static_digital] != names:
-        raise ValueError("static_digital does not list the model's weights")
-    for s in chip.static_digital:
-        if list(model.state_dict()[s["name"]].shape) != list(s["shape"]):
-            raise ValueError(f"static_digital: {s['name']} has shape {s['shape']} in the chip, "
-                             f"{list(model.state_dict()[s['name']].shape)} in the model")
     chip.model = model
     return chip

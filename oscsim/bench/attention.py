@@ -44,6 +44,8 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
+from oscsim.cli import float_range, int_range
+
 __all__ = ["register", "run", "run_benchmark", "peak_memory_bytes", "rss_peak_bytes", "CASES"]
 
 CASES = ("sdpa", "kuramoto_sdpa", "kuramoto_explicit", "ssa_dense", "ssa_tiled")
@@ -320,14 +322,14 @@ def register(subparsers) -> None:
                               description=__doc__.split("\n\n")[0])
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--lengths", type=_lengths, default=DEFAULT_LENGTHS,
-                   help="comma-separated sequence lengths (default: 256,...,8192)")
+                   help="comma-separated sequence lengths")
     p.add_argument("--cases", type=_cases, default=CASES, help=f"comma-separated subset of {','.join(CASES)}")
-    p.add_argument("--d-model", type=int, default=512, help="width d (default 512)")
-    p.add_argument("--heads", type=int, default=8, help="heads (default 8)")
-    p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
-    p.add_argument("--repeats", type=int, default=3, help="timed calls per case (default 3)")
-    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
-    p.add_argument("--max-dense-gib", type=float, default=8.0,
-                   help="skip quadratic-memory cases above this estimate (default 8 GiB)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--d-model", type=int_range(1), default=512, help="width d (>= 1)")
+    p.add_argument("--heads", type=int_range(1), default=8, help="heads (>= 1, dividing --d-model)")
+    p.add_argument("--batch", type=int_range(1), default=1, help="batch size (>= 1)")
+    p.add_argument("--repeats", type=int_range(1), default=3, help="timed calls per case (>= 1)")
+    p.add_argument("--threads", type=int_range(1), default=None, help="torch threads (None: torch's choice)")
+    p.add_argument("--max-dense-gib", type=float_range(0, lo_open=True), default=8.0,
+                   help="skip quadratic-memory cases above this estimate [GiB]")
+    p.add_argument("--seed", type=int_range(0), default=0, help="seed of the random inputs")
     p.set_defaults(func=run)

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from oscsim.cli import float_range, int_range
+
 __all__ = ["register_train", "register_eval", "register_info"]
 
 
@@ -17,17 +19,18 @@ def register_train(subparsers) -> None:
     d = TrainConfig()
     p = subparsers.add_parser("train", help="train a character-level language model (resumable)")
     p.add_argument("--model", required=True, help=f"one of {', '.join(MODELS)}")
-    p.add_argument("--size", default="tiny", help=f"one of {', '.join(SIZES)} (default tiny)")
-    p.add_argument("--corpus", default="shakespeare", help=f"one of {', '.join(CORPORA)} (default: the bundled "
-                   "Shakespeare texts)")
-    p.add_argument("--data", default=None, help="data file for --corpus enwik8 or text")
-    p.add_argument("--steps", type=int, default=d.steps, help=f"optimizer steps (default {d.steps})")
-    p.add_argument("--batch-size", type=int, default=d.batch_size)
-    p.add_argument("--lr", type=float, default=d.lr)
-    p.add_argument("--eval-every", type=int, default=d.eval_every, help="steps between validation and checkpoints")
-    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--size", default="tiny", help=f"one of {', '.join(SIZES)}")
+    p.add_argument("--corpus", default="shakespeare", help=f"one of {', '.join(CORPORA)} (shakespeare: the bundled "
+                   "texts)")
+    p.add_argument("--data", default=None, help="data file for --corpus enwik8 or text (refused otherwise)")
+    p.add_argument("--steps", type=int_range(1), default=d.steps, help="optimizer steps (>= 1)")
+    p.add_argument("--batch-size", type=int_range(1), default=d.batch_size, help="sequences per step (>= 1)")
+    p.add_argument("--lr", type=float_range(0, lo_open=True), default=d.lr, help="peak learning rate (> 0)")
+    p.add_argument("--eval-every", type=int_range(1), default=d.eval_every,
+                   help="steps between validation and checkpoints (>= 1)")
+    p.add_argument("--seed", type=int_range(0), default=d.seed, help="seed of the initialisation and data order")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--threads", type=int_range(1), default=None, help="torch CPU threads (None: torch's choice)")
     p.add_argument("--out", required=True, help="checkpoint folder (an unfinished run there is resumed)")
     p.add_argument("--json", action="store_true", help="print the final metrics as JSON, no progress bar")
     p.set_defaults(func=_run_train)
@@ -61,10 +64,10 @@ def register_eval(subparsers) -> None:
     p.add_argument("checkpoint", help="checkpoint folder or bundled name (kuramoto-tiny, ssa1d-tiny, "
                    "transformer-tiny)")
     p.add_argument("--data", default=None, help="data file, for checkpoints trained on enwik8 or a text file")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--split", default="both", choices=("valid", "test", "both"))
-    p.add_argument("--max-windows", type=int, default=None,
-                   help="score only the first N context windows of each split (default: the whole split)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--split", default="both", choices=("valid", "test", "both"), help="which split(s) to score")
+    p.add_argument("--max-windows", type=int_range(1), default=None,
+                   help="score only the first N context windows of each split (None: the whole split)")
     p.add_argument("--json", action="store_true", help="print JSON (keys val_bpc, test_bpc)")
     p.set_defaults(func=_run_eval)
 
@@ -76,6 +79,9 @@ def _run_eval(args: argparse.Namespace) -> int:
 
     model, meta = load_checkpoint(args.checkpoint, device=args.device)
     corpus = meta.get("corpus", "shakespeare")
+    if args.data is not None and corpus == "shakespeare":
+        raise ValueError(f"--data is only read for checkpoints trained on --corpus enwik8 or text; "
+                         f"{args.checkpoint!r} was trained on the bundled shakespeare corpus")
     corp = load_corpus(corpus, args.data if args.data is not None else meta.get("data"))
     seq_len = model.config.seq_len
     corp.check_length(seq_len)
@@ -97,9 +103,9 @@ def _run_eval(args: argparse.Namespace) -> int:
 
 def register_info(subparsers) -> None:
     p = subparsers.add_parser("info", help="configuration and parameter count of a model size")
-    p.add_argument("--model", required=True)
-    p.add_argument("--size", default="tiny")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--model", required=True, help="model family (see `oscsim train --help`)")
+    p.add_argument("--size", default="tiny", help="model size")
+    p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_run_info)
 
 
