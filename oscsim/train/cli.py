@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from oscsim.cli import float_range, int_range
+
 __all__ = ["register_train", "register_eval", "register_info"]
 
 
@@ -20,16 +22,17 @@ def register_train(subparsers) -> None:
     p.add_argument("--size", default="tiny", help=f"one of {', '.join(SIZES)} (default tiny)")
     p.add_argument("--corpus", default="shakespeare", help=f"one of {', '.join(CORPORA)} (default: the bundled "
                    "Shakespeare texts)")
-    p.add_argument("--data", default=None, help="data file for --corpus enwik8 or text")
-    p.add_argument("--steps", type=int, default=d.steps, help=f"optimizer steps (default {d.steps})")
-    p.add_argument("--batch-size", type=int, default=d.batch_size)
-    p.add_argument("--lr", type=float, default=d.lr)
-    p.add_argument("--eval-every", type=int, default=d.eval_every, help="steps between validation and checkpoints")
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--final-eval-windows", type=int, default=None, metavar="N",
+    p.add_argument("--data", default=None, help="data file for --corpus enwik8 or text (refused otherwise)")
+    p.add_argument("--steps", type=int_range(1), default=d.steps, help="optimizer steps (>= 1)")
+    p.add_argument("--batch-size", type=int_range(1), default=d.batch_size, help="sequences per step (>= 1)")
+    p.add_argument("--lr", type=float_range(0, lo_open=True), default=d.lr, help="peak learning rate (> 0)")
+    p.add_argument("--eval-every", type=int_range(1), default=d.eval_every,
+                   help="steps between validation and checkpoints (>= 1)")
+    p.add_argument("--seed", type=int_range(0), default=d.seed, help="seed of the initialisation and data order")
+    p.add_argument("--final-eval-windows", type=int_range(1), default=None, metavar="N",
                    help="score the final validation BPC on the first N windows (default: the whole split)")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice, all "
+    p.add_argument("--threads", type=int_range(1), default=None, help="torch CPU threads (default: torch's choice, all "
                    "cores; results are bit-reproducible at any fixed thread count)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                    help="override a model configuration field (repeatable), e.g. --set ffn=false --set "
@@ -43,7 +46,7 @@ def register_train(subparsers) -> None:
     p.add_argument("--calibrate", action="store_true", help="with --chip: chip-in-the-loop calibration, i.e. the "
                    "compiled chip's own mismatch draw (fixed) and only the digital periphery trained (gates, value "
                    "gain, score temperature, readout)")
-    p.add_argument("--readout-noise-scale", type=float, default=1.0,
+    p.add_argument("--readout-noise-scale", type=float_range(0), default=1.0,
                    help="with --chip: multiply the chip's readout noise (default 1)")
     p.add_argument("--out", required=True, help="checkpoint folder (an unfinished run there is resumed)")
     p.add_argument("--json", action="store_true", help="print the final metrics as JSON, no progress bar")
@@ -144,10 +147,10 @@ def register_eval(subparsers) -> None:
     p.add_argument("checkpoint", help="checkpoint folder or bundled name (kuramoto-tiny, ssa1d-tiny, "
                    "transformer-tiny)")
     p.add_argument("--data", default=None, help="data file, for checkpoints trained on enwik8 or a text file")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--split", default="both", choices=("valid", "test", "both"))
-    p.add_argument("--max-windows", type=int, default=None,
-                   help="score only the first N context windows of each split (default: the whole split)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--split", default="both", choices=("valid", "test", "both"), help="which split(s) to score")
+    p.add_argument("--max-windows", type=int_range(1), default=None,
+                   help="score only the first N context windows of each split (None: the whole split)")
     p.add_argument("--json", action="store_true", help="print JSON (keys val_bpc, test_bpc)")
     p.set_defaults(func=_run_eval)
 
@@ -159,6 +162,9 @@ def _run_eval(args: argparse.Namespace) -> int:
 
     model, meta = load_checkpoint(args.checkpoint, device=args.device)
     corpus = meta.get("corpus", "shakespeare")
+    if args.data is not None and corpus == "shakespeare":
+        raise ValueError(f"--data is only read for checkpoints trained on --corpus enwik8 or text; "
+                         f"{args.checkpoint!r} was trained on the bundled shakespeare corpus")
     corp = load_corpus(corpus, args.data if args.data is not None else meta.get("data"))
     seq_len = model.config.seq_len
     corp.check_length(seq_len)
@@ -180,9 +186,9 @@ def _run_eval(args: argparse.Namespace) -> int:
 
 def register_info(subparsers) -> None:
     p = subparsers.add_parser("info", help="configuration and parameter count of a model size")
-    p.add_argument("--model", required=True)
-    p.add_argument("--size", default="tiny")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--model", required=True, help="model family (see `oscsim train --help`)")
+    p.add_argument("--size", default="tiny", help="model size")
+    p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_run_info)
 
 
