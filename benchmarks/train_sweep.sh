@@ -24,6 +24,12 @@ declare -A RUNS=(
   [k-tanh]="--model kuramoto --lr 3e-3 --set bound=tanh"
   [k-ffnpi]="--model kuramoto --lr 3e-3 --set ffn_scale=3.141592653589793"
   [k-omega100]="--model kuramoto --lr 3e-3 --set omega_base=100.0"
+  [k-lr3e-2]="--model kuramoto --lr 3e-2"
+  [k-lr5e-3]="--model kuramoto --lr 5e-3"
+  [t-lr5e-3]="--model transformer --lr 5e-3"
+  [k-lr1e-2-noffn]="--model kuramoto --lr 1e-2 --set ffn=false"
+  [k-lr1e-2-projection]="--model kuramoto --lr 1e-2 --set value=projection"
+  [k-lr1e-2-nogates]="--model kuramoto --lr 1e-2 --set gates=false"
 )
 ORDER=(k-base k-projection k-noffn k-nogates t-base t-lr1e-2 k-lr1e-2 k-lr1e-3 t-lr1e-3 k-tanh k-ffnpi k-omega100)
 [ $# -gt 0 ] && ORDER=("$@")
