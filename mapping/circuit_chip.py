@@ -70,12 +70,12 @@ DEFAULT_STEPS_PER_PERIOD = 100
 
 _HDR = 10  # T, n, k_tap, w1, w2, vmid, vdd, lam_n, lam_p, coupled
 _PER_NODE = 5  # vtn, vtp, beta_n, beta_p, 1/C
-READ_CYCLES = 1.5
+READ_CYCLES = 2.5
 """Free-running readout window after τ_s [cycles]: the first 0.25 cycle is skipped (coupler switch-off
-transient), leaving one or two rising node-0 crossings per ring. The detector's own averaging window
-(``readout.averaging_cycles``) enters through :class:`mapping.readout.PhaseReadout` as for the macromodel; the
-circuit is not integrated through it (a free-running ring keeps its phase, up to its residual frequency error
-and noise, which this window samples)."""
+transient), leaving two or three rising node-0 crossings per ring, through which a line is fitted and read at
+τ_s (so the ring's residual frequency error does not add the window's drift). The detector's own averaging
+window (``readout.averaging_cycles``) enters through :class:`mapping.readout.PhaseReadout` as for the
+macromodel."""
 _READ_SKIP_CYCLES = 0.25  # crossings this soon after the couplers switch off are not used (coupler transient)
 _MAX_GROUP_FLOATS = 4_000_000  # parameters per engine call (32 MB): chunking bound, not a model number
 
@@ -589,20 +589,34 @@ def _integrate(params, y0, sigma, t1, dt, seed, stochastic, save_every=None):
     return np.concatenate(finals, axis=0)
 
 
-def _read_phases(omega, vm, ts, v0, t_skip):
-    """Window-averaged phase ψ̂ = circmean(−ω t_k) [rad] of each ring from node-0 waveforms v0 (S, N): t_k the
-    rising crossings of ``vm`` [V] after ``t_skip`` [s], ω the reference [rad/s]."""
+def _read_phases(omega, vm, ts, v0, t_skip, t_read=None):
+    """Phase ψ̂ [rad] of each ring at time ``t_read`` (default ``t_skip``) from node-0 waveforms v0 (S, N).
+
+    The rising crossings t_k of ``vm`` [V] after ``t_skip`` [s] give ψ_k = −ω t_k against the reference ω
+    [rad/s]; the free-running ring's ψ is linear in time (its residual frequency error), so a least-squares
+    line through the window's crossings, evaluated at ``t_read`` (τ_s), removes the drift the window itself
+    would add (≥ 2 crossings per ring needed)."""
+    t_read = t_skip if t_read is None else t_read
     si, ri, tc = _crossings(ts, v0, vm)
     keep = tc >= t_skip
     ri, tc = ri[keep], tc[keep]
     N = v0.shape[1]
     cnt = np.bincount(ri, minlength=N)
-    if np.any(cnt == 0):
-        raise ValueError(f"{int(np.sum(cnt == 0))} ring(s) made no rising crossing in the readout window: the "
-                         f"ring stopped oscillating (coupling too strong or mismatch too large for this circuit)")
-    z = np.bincount(ri, weights=np.cos(-omega * tc), minlength=N) + 1j * np.bincount(
-        ri, weights=np.sin(-omega * tc), minlength=N)
-    return np.angle(z)
+    if np.any(cnt < 2):
+        raise ValueError(f"{int(np.sum(cnt < 2))} ring(s) made fewer than two rising crossings in the readout "
+                         f"window: the ring stopped oscillating (coupling too strong or mismatch too large)")
+    psi = -omega * tc
+    z = np.bincount(ri, weights=np.cos(psi), minlength=N) + 1j * np.bincount(ri, weights=np.sin(psi), minlength=N)
+    centre = np.angle(z)
+    d = wrap(psi - centre[ri])  # unwrapped around each ring's mean
+    u = tc - t_read
+    su = np.bincount(ri, weights=u, minlength=N)
+    suu = np.bincount(ri, weights=u * u, minlength=N)
+    sd = np.bincount(ri, weights=d, minlength=N)
+    sud = np.bincount(ri, weights=u * d, minlength=N)
+    det = cnt * suu - su * su
+    intercept = (sd * suu - su * sud) / det
+    return wrap(centre + intercept)
 
 
 @lru_cache(maxsize=16)
@@ -620,34 +634,49 @@ def _reference_offset(dev: CircuitDevice, settle_cycles: float, steps_per_period
     return float(np.angle(np.mean(np.exp(1j * d)))), float(np.std(d))
 
 
-def _run_readout(head: CircuitHead, settle_cycles: float, seed: int, offset: float) -> np.ndarray:
+def _run_readout(head: CircuitHead, settle_cycles: float, seed: int, offset: float, waves: dict | None = None):
     dev = head.device
     G, T = head.theta0.shape
     n = dev.ring.n_stages
     dt = dev.period_s / head.steps_per_period
     _, per_ref = _numerical_cycle(dev, dt, head.stochastic)
     settle_s = float(settle_cycles) * per_ref
-    y1 = _integrate(head.params, head.y0, head.sigma, settle_s, dt, seed, head.stochastic)
+    if waves is None:
+        y1 = _integrate(head.params, head.y0, head.sigma, settle_s, dt, seed, head.stochastic)
+    else:  # keep node 0 of every ring through the settle window (plots)
+        ts0, ys0 = _integrate(head.params, head.y0, head.sigma, settle_s, dt, seed, head.stochastic, save_every=1)
+        y1 = ys0[-1]
+        waves["t"], waves["v0"] = ts0, ys0[:, :, 0::n]
     # couplers off: every ring free-runs alone through the readout window (one engine group per ring)
     p1 = _uncoupled_params(head.params)
     ts, ys = _integrate(p1, y1.reshape(G * T, n), head.sigma.reshape(G * T, n), READ_CYCLES * per_ref, dt,
                         seed + 7, head.stochastic, save_every=1)
     # the readout run's clock starts at τ_s
     psi = _read_phases(2 * math.pi / per_ref, 0.5 * dev.ring.vdd_v, settle_s + ts, ys[:, :, 0],
-                       settle_s + _READ_SKIP_CYCLES * per_ref)
+                       settle_s + _READ_SKIP_CYCLES * per_ref, settle_s)
+    if waves is not None:
+        waves["t"] = np.concatenate([waves["t"], settle_s + ts[1:]])
+        waves["v0"] = np.concatenate([waves["v0"], ys[1:, :, 0].reshape(-1, G, T)])
+        waves["omega"] = 2 * math.pi / per_ref
+        waves["offset"] = offset
     return wrap(psi - offset).reshape(G, T)
 
 
-def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed: int = 0) -> dict:
+def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed: int = 0, return_waveforms: bool = False) -> dict:
     """Integrate the networks for τ_s (couplers on), then read every ring's phase (couplers off).
 
     Returns a dict: ``psi`` (G, T) read phase in the reference frame [rad], ``dtheta`` (G, T) =
     wrap(ψ̂ − θ₀) [rad], ``reference_offset_rad`` and ``reference_spread_rad`` (the phase calibration of the
-    reference and its residual spread over placement phases)."""
+    reference and its residual spread over placement phases); with ``return_waveforms`` also ``t`` (S,) [s] and
+    ``v0`` (S, G, T) node-0 voltages [V] over the settle and readout windows."""
     off, spread = _reference_offset(head.device, float(settle_cycles), head.steps_per_period, head.stochastic)
-    psi = _run_readout(head, settle_cycles, seed, off)
-    return {"psi": psi, "dtheta": wrap(psi - head.theta0), "reference_offset_rad": off,
-            "reference_spread_rad": spread}
+    waves = {} if return_waveforms else None
+    psi = _run_readout(head, settle_cycles, seed, off, waves)
+    out = {"psi": psi, "dtheta": wrap(psi - head.theta0), "reference_offset_rad": off,
+           "reference_spread_rad": spread}
+    if waves is not None:
+        out.update(t=waves["t"], v0=waves["v0"])
+    return out
 
 
 # ------------------------------------------------------------------------------------------ the chip step
