@@ -191,7 +191,13 @@ def _run_compare(args) -> int:
     chip, _ = _chip_and_model(args, cfg)
     x, _ = _validation_tokens(chip.model_info["config"], chip.layers[0].max_tokens)
     T = args.seq_len or x.shape[1]
-    out = compare_layer(chip, x[:1, :T], layer=args.layer, head=args.head, plot_dir=args.plot, seed=args.seed)
+    if args.levels:  # the fidelity ladder (mapping.compare.compare_levels)
+        from .compare import compare_levels, parse_levels
+
+        out = compare_levels(chip, x[:1, :T], layer=args.layer, head=args.head, levels=parse_levels(args.levels),
+                             plot_dir=args.plot, noise=args.noise)
+    else:
+        out = compare_layer(chip, x[:1, :T], layer=args.layer, head=args.head, plot_dir=args.plot, seed=args.seed)
     if args.json:
         print(json.dumps(out, indent=1, default=str))
     else:
@@ -212,4 +218,9 @@ def register_compare(subparsers) -> None:
     p.add_argument("--seq-len", type=int, default=None, help="tokens of the validation window (default: model's)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--levels", default=None, metavar="RUNGS",
+                   help="fidelity ladder: comma-separated rungs of closed-form,macromodel,circuit,spice run on the same "
+                        "head, input and mismatch draw (Kuramoto chips)")
+    p.add_argument("--noise", action="store_true", help="with --levels: thermal noise at the circuit and macromodel "
+                                                         "rungs (default off: the rungs differ only by their models)")
     p.set_defaults(func=_run_compare)

@@ -284,6 +284,9 @@ def compare_levels(chip, tokens, *, layer: int = 0, head: int = 0, levels=LEVELS
     lm = chip.layers[layer]
     if not 0 <= head < lm.n_heads:
         raise ValueError(f"--head must be in [0, {lm.n_heads - 1}], got {head}")
+    if not chip.device.name.startswith("ring") and set(levels) - {"closed-form"}:
+        raise ValueError(f"--levels: the macromodel, circuit and spice rungs are CMOS ring circuits; this chip's "
+                         f"device is {chip.device.name!r} (compile with device = 'ring-macromodel' or 'ring-circuit')")
     tokens = torch.as_tensor(tokens, dtype=torch.long)
     T = int(tokens.shape[1])
     if "spice" in levels:
