@@ -9,10 +9,11 @@ one sub-parser and sets ``func``, a callable ``func(args) -> int`` returning the
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from importlib.metadata import entry_points
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "int_range", "float_range"]
 
 COMMANDS_GROUP = "oscsim.commands"
 BENCHMARKS_GROUP = "oscsim.benchmarks"
@@ -20,6 +21,67 @@ BENCHMARKS_GROUP = "oscsim.benchmarks"
 
 class CommandError(Exception):
     """An error the user can act on; printed without a traceback, exit status 2."""
+
+
+def int_range(lo: int | None = None, hi: int | None = None):
+    """An argparse ``type`` accepting integers in [lo, hi] (None: unbounded); the error names the range."""
+    rng = _describe(lo, hi, "an integer")
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {rng}, got {text!r}") from None
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise argparse.ArgumentTypeError(f"must be {rng}, got {v}")
+        return v
+
+    parse.__name__ = "int"
+    return parse
+
+
+def float_range(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False):
+    """An argparse ``type`` accepting finite floats in [lo, hi] ((lo, hi] with ``lo_open``)."""
+    rng = _describe(lo, hi, "a finite number", lo_open=lo_open)
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {rng}, got {text!r}") from None
+        bad_lo = lo is not None and (v <= lo if lo_open else v < lo)
+        if not math.isfinite(v) or bad_lo or (hi is not None and v > hi):
+            raise argparse.ArgumentTypeError(f"must be {rng}, got {text}")
+        return v
+
+    parse.__name__ = "float"
+    return parse
+
+
+def _describe(lo, hi, what: str, *, lo_open: bool = False) -> str:
+    if lo is not None and hi is not None:
+        return f"{what} in {'(' if lo_open else '['}{lo}, {hi}]"
+    if lo is not None:
+        return f"{what} {'>' if lo_open else '>='} {lo}"
+    if hi is not None:
+        return f"{what} <= {hi}"
+    return what
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Append "(default: %(default)s)" to every optional argument's help that does not show its default yet,
+    recursively over sub-parsers, so ``--help`` always states the value an option takes when not given."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _show_defaults(sub)
+            continue
+        if not action.option_strings or action.help in (None, argparse.SUPPRESS) or action.required:
+            continue
+        if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+            continue
+        if "%(default)" not in action.help:
+            action.help = f"{action.help} (default: %(default)s)"
 
 
 def _broken(name: str, exc: BaseException):
@@ -57,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _bench(sub)
     _register_all(sub, COMMANDS_GROUP)
+    _show_defaults(parser)
     return parser
 
 

@@ -34,6 +34,8 @@ import time
 
 import numpy as np
 
+from oscsim.cli import int_range
+
 __all__ = ["register", "run", "run_benchmark", "gemm_rate"]
 
 
@@ -213,8 +215,10 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("integrator", help="engine vs NumPy, Brian2, solve_ivp on dense Kuramoto networks",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--steps", type=int, default=2000, help="Euler-Maruyama steps of the single-network problem")
-    p.add_argument("--batched-steps", type=int, default=300, help="steps of the batched problem (G=32, N=512)")
-    p.add_argument("--repeats", type=int, default=3, help="timed repeats (best is kept)")
+    p.add_argument("--steps", type=int_range(1), default=2000,
+                   help="Euler-Maruyama steps of the single-network problem (>= 1)")
+    p.add_argument("--batched-steps", type=int_range(1), default=300,
+                   help="steps of the batched problem (G=32, N=512) (>= 1)")
+    p.add_argument("--repeats", type=int_range(1), default=3, help="timed repeats, best kept (>= 1)")
     p.add_argument("--quick", action="store_true", help="tiny run (smoke test; figures not meaningful)")
     p.set_defaults(func=run)

@@ -52,7 +52,7 @@ class Corpus:
             n = len(self.split(s))
             if n < seq_len + 1:
                 raise ValueError(f"corpus {self.name!r}: the {s} split has {n} bytes, fewer than seq_len + 1 = "
-                                 f"{seq_len + 1}; use a larger data file or a shorter --seq-len")
+                                 f"{seq_len + 1}; use a larger data file or a model size with a shorter seq_len")
 
 
 def _as_tensor(b: bytes) -> torch.Tensor:
@@ -120,6 +120,9 @@ def load_text(path: str | Path) -> Corpus:
 def load_corpus(name: str, path: str | Path | None = None) -> Corpus:
     """Load a corpus by name: ``"shakespeare"`` (bundled), ``"enwik8"`` or ``"text"`` (need ``path``)."""
     if name == "shakespeare":
+        if path is not None:
+            raise ValueError(f"--data {str(path)!r} is only read with --corpus enwik8 or --corpus text; the "
+                             f"shakespeare corpus is bundled (drop --data or choose the corpus)")
         return load_shakespeare()
     if name not in CORPORA:
         raise ValueError(f"unknown corpus {name!r}; valid: {', '.join(CORPORA)}")

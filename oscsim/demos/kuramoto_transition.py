@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from oscsim.cli import float_range, int_range
+
 __all__ = ["register", "run", "sweep"]
 
 
@@ -94,8 +96,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("kuramoto-demo", help="plot the Kuramoto transition r(K) against theory",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="output directory (created)")
-    p.add_argument("--n", type=int, default=500, help="oscillators per network")
-    p.add_argument("--gamma", type=float, default=0.5, help="Lorentzian half-width γ [rad per time unit]")
-    p.add_argument("--sigma", type=float, default=0.2, help="phase noise σ [rad per sqrt(time unit)]")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n", type=int_range(2), default=500, help="oscillators per network (>= 2)")
+    p.add_argument("--gamma", type=float_range(0, lo_open=True), default=0.5,
+                   help="Lorentzian half-width γ [rad per time unit], > 0")
+    p.add_argument("--sigma", type=float_range(0), default=0.2, help="phase noise σ [rad per sqrt(time unit)], >= 0")
+    p.add_argument("--seed", type=int_range(0), default=0, help="seed of the frequencies, phases and noise")
     p.set_defaults(func=run)

@@ -43,7 +43,7 @@ def resolve_checkpoint(name_or_path: str | os.PathLike) -> Path:
     if p.is_file() and p.name in (CONFIG_FILE, MODEL_FILE, OPTIM_FILE):
         p = p.parent
     if not p.is_dir():
-        raise FileNotFoundError(f"checkpoint {s!r} is neither a bundled name ({', '.join(bundled_checkpoints()) or 'none'})"
+        raise FileNotFoundError(f"checkpoint {s!r} not found: neither a bundled name ({', '.join(bundled_checkpoints()) or 'none'})"
                                 f" nor a checkpoint folder")
     if not (p / CONFIG_FILE).is_file():
         raise FileNotFoundError(f"checkpoint folder {str(p)!r} has no {CONFIG_FILE}")
