@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from . import units
+from .injection import InjectionConfig
 
 __all__ = [
     "DEVICES",
     "CouplingConfig",
     "ReadoutConfig",
     "SSAConfig",
+    "InjectionConfig",
+    "EnergyConfig",
     "ChipConfig",
     "load_config",
     "config_to_dict",
@@ -205,6 +208,51 @@ class SSAConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class EnergyConfig:
+    """How energy is reported (mapping.energy; DESIGN §5.5). The fidelity simulation does not depend on it.
+
+    Attributes
+    ----------
+    digital_precision : {'int8', 'int16', 'fp16', 'fp32'}
+        Arithmetic of the chip's digital periphery, charged at the chip's node (65 nm, 1.2 V). The fidelity
+        run computes the periphery in fp32: the accuracy of a narrower periphery is not simulated.
+    gpu : {'A100-SXM', 'H100-SXM', 'H200'}
+        GPU the chip is compared with.
+    gpu_precision : {'bf16', 'fp32', 'int8'}
+        Precision of the GPU's FLOP figure; bytes are counted at the same precision.
+    gpu_bound : {'lower', 'upper'}
+        Which GPU bound the headline ``energy_per_token_gpu_j`` uses (both are always reported).
+    phase : {'prefill', 'decode'}
+        Which phase the headline uses (both are always reported): prefill (T tokens of a sequence at once)
+        or autoregressive decoding (one new token against the stored phases).
+    analog_scores : bool
+        First-order analog-score mode (Kuramoto chips): the scores are measured by the oscillators (rotated
+        query/key oscillators mixed and low-passed) instead of computed digitally.
+    batch : int
+        Sequences that share one fetch of the weights (amortises weight traffic), in [1, 65536].
+    """
+
+    digital_precision: str = "int16"
+    gpu: str = "H100-SXM"
+    gpu_precision: str = "bf16"
+    gpu_bound: str = "lower"
+    phase: str = "prefill"
+    analog_scores: bool = False
+    batch: int = 1
+
+    def __post_init__(self):
+        _check_choice("energy.digital_precision", self.digital_precision, ("int8", "int16", "fp16", "fp32"))
+        _check_choice("energy.gpu", self.gpu, ("A100-SXM", "H100-SXM", "H200"))
+        _check_choice("energy.gpu_precision", self.gpu_precision, ("bf16", "fp32", "int8"))
+        _check_choice("energy.gpu_bound", self.gpu_bound, ("lower", "upper"))
+        _check_choice("energy.phase", self.phase, ("prefill", "decode"))
+        if not isinstance(self.analog_scores, bool):
+            raise ValueError(f"energy.analog_scores must be true or false, got {self.analog_scores!r}")
+        if isinstance(self.batch, bool) or not isinstance(self.batch, int) or not 1 <= self.batch <= 65536:
+            raise ValueError(f"energy.batch must be an integer in [1, 65536], got {self.batch!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ChipConfig:
     """A complete chip configuration.
 
@@ -233,11 +281,17 @@ class ChipConfig:
         Where the norm-matching bound B takes ‖a‖ from: a second, unit-gain oscillator bank on the chip
         (``chip``, doubles the Kuramoto arrays) or the digital closed form (``closed-form``). Unused with the
         tanh bound.
+    calibration_temperature_k : float or None
+        Temperature [K] at which the frequency trim was set; the run at ``temperature_k`` adds the drift
+        f₀(T)/f₀(T_cal) − 1 to every oscillator's residual (:mod:`mapping.drift`). None: trimmed at
+        ``temperature_k``.
     stno_model : {'auto', 'phase', 'amplitude'}
         Spin-torque chips: ``phase`` the phase macromodel, ``amplitude`` the complex-amplitude network
         (Kuramoto chips), ``auto`` the phase model only where its reduction is valid (settle window of several
         1/Γ_p, coupling ≪ Γ_p; :mod:`mapping.stno_chip`). Ignored by other devices.
-    coupling, readout, ssa : CouplingConfig, ReadoutConfig, SSAConfig
+    coupling, readout, ssa, energy : CouplingConfig, ReadoutConfig, SSAConfig, EnergyConfig
+    injection : InjectionConfig
+        How token phases are written (:mod:`mapping.injection`): ``ideal`` or Adler injection locking.
     """
 
     device: str = "ring-macromodel"
@@ -250,10 +304,13 @@ class ChipConfig:
     steps_per_cycle: int = 4
     trim_bits: int | None = 8
     norm_reference: str = "chip"
+    calibration_temperature_k: float | None = None
     stno_model: str = "auto"
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
+    injection: InjectionConfig = field(default_factory=InjectionConfig)
+    energy: EnergyConfig = field(default_factory=EnergyConfig)
 
     def __post_init__(self):
         _check_choice("device", self.device, DEVICES)
@@ -275,7 +332,14 @@ class ChipConfig:
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
         _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))
-        for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig)):
+        if isinstance(self.calibration_temperature_k, str) and self.calibration_temperature_k.lower() == "none":
+            object.__setattr__(self, "calibration_temperature_k", None)
+        if self.calibration_temperature_k is not None:
+            tc = _check_pos("calibration_temperature_k", self.calibration_temperature_k)
+            if not 1 <= tc <= 1000:
+                raise ValueError(f"calibration_temperature_k must be in [1, 1000] K or 'none', got {tc}")
+        for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig),
+                          ("injection", InjectionConfig), ("energy", EnergyConfig)):
             if not isinstance(getattr(self, name), cls):
                 raise ValueError(f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
 
@@ -321,7 +385,8 @@ class ChipConfig:
         return dataclasses.replace(cls().idealised(), **changes)
 
 
-_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig}
+_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig, "injection": InjectionConfig,
+             "energy": EnergyConfig}
 
 
 def _build(cls, data: dict, where: str):

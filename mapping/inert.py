@@ -23,6 +23,7 @@ _SSA_WHY = {
     "norm_reference": "the norm-matching bound belongs to Kuramoto attention",
     "settle_cycles": "SSA chips settle and average over [ssa] settle_cycles and averaging_cycles",
     "steps_per_cycle": "SSA chips integrate with [ssa] steps_per_cycle",
+    "energy.analog_scores": "SSA cells already measure the scores S; the analog-score mode is for Kuramoto chips",
 }
 _KURAMOTO_WHY = {f"ssa.{f.name}": "a Kuramoto chip has no SSA cells; [ssa] configures SSA chips only"
                  for f in dataclasses.fields(SSAConfig)}
