@@ -288,7 +288,29 @@ class Chip:
             from .stno_chip import regime_summary
 
             s += "\n" + regime_summary(self.timebase["stno"])
+        v = self.macromodel_validity(warn=True, stacklevel=3)
+        if v is not None:
+            s += "\n" + v["message"]
         return s
+
+    def macromodel_validity(self, *, warn: bool = True, stacklevel: int = 2) -> dict | None:
+        """Is this ring chip's operating point inside the measured validity map of the phase macromodel?
+
+        Operating point: κ/f₀ = coupling.fraction × the largest |receive gain| (``coupling.gain_range``; a
+        softmax row sums to 1) and fan-in = T (max tokens) for Kuramoto chips, checked against the increment
+        map; κ/f₀ = coupling.fraction and fan-in 1 for SSA chips, against the two-ring locking map. Warns
+        :class:`hw_models.validity.MacromodelValidityWarning` when outside. None for non-ring devices.
+        """
+        if not self.device.is_ring:
+            return None
+        from hw_models.validity import check_operating_point
+
+        cfg = self.config
+        if self.kind == "kuramoto":
+            k, fan, metric = cfg.coupling.fraction * cfg.coupling.gain_range, self.layers[0].max_tokens, "increment"
+        else:
+            k, fan, metric = cfg.coupling.fraction, 1, "locking"
+        return check_operating_point(k, fan, metric, warn=warn, stacklevel=stacklevel + 1)
 
 
 def _reject_constants(s):
