@@ -685,6 +685,26 @@ def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed: int = 0, re
 
 
 # ------------------------------------------------------------------------------------------ the chip step
+def _check_rule(chip, dev: CircuitDevice) -> None:
+    """The compiled coupling rule (mapping.compiler, from hw_models' coupler objects) and the circuit's own
+    two-tap transconductor must be the same circuit; refuse a chip whose rule this circuit does not build."""
+    rule = chip.coupling_rule or {}
+    cp = rule.get("coupler") or {}
+    if cp and cp.get("kind") not in (None, "transconductance"):
+        raise ValueError(f"the circuit rung builds unilateral transconductance couplers; this chip's coupling rule "
+                         f"uses {cp.get('kind')!r}")
+    if float((cp.get("params") or {}).get("g_out_s", 0.0) or 0.0) != 0.0:
+        raise ValueError("the circuit rung models an ideal transconductor output (g_out_s = 0); this chip's "
+                         f"coupler has g_out_s = {cp['params']['g_out_s']} S")
+    if rule.get("taps") == 2:
+        if int(rule["tap_node"]) != dev.tap_node or not np.allclose(rule["weights"], dev.weights, rtol=1e-6):
+            raise ValueError(f"the chip's two-tap rule (node {rule['tap_node']}, weights {rule['weights']}) differs "
+                             f"from the circuit's (node {dev.tap_node}, weights {list(dev.weights)})")
+    elif rule.get("phase_correction") == "none":
+        raise ValueError("the circuit rung is built with the two-tap correction; compile with "
+                         "coupling.phase_correction = 'auto' or 'two-tap'")
+
+
 def layer_head(chip, layer: int, theta, A, v, *, reference_bank: bool = True, noise: bool | None = None,
                steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None, heads=None,
                theta_offset=None) -> tuple:
@@ -712,6 +732,7 @@ def layer_head(chip, layer: int, theta, A, v, *, reference_bank: bool = True, no
     if reference_bank and lm.banks < 2:
         raise ValueError("reference_bank: this chip has no unit-gain bank (norm_reference = 'closed-form')")
     dev = circuit_device(chip.config.f0_hz, float(cfg.temperature_k))
+    _check_rule(chip, dev)
     noise = cfg.noise if noise is None else bool(noise)
     nb = 2 if reference_bank else 1
     heads = list(range(h)) if heads is None else [int(x) for x in heads]
