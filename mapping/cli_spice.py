@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from oscsim.cli import float_range, int_range
+
 __all__ = ["register", "export_head"]
 
 
@@ -96,14 +98,17 @@ def register(subparsers) -> None:
                                           "transistor's mismatch, two-tap transconductors as VCCS G elements, .ic "
                                           "placement, node-0 probes; --run executes ngspice in batch mode.")
     p.add_argument("checkpoint", metavar="CKPT_OR_CHIP", help="checkpoint name/folder or a chip JSON")
-    p.add_argument("--layer", type=int, default=0)
-    p.add_argument("--head", type=int, default=0)
-    p.add_argument("--coordinate", type=int, default=0, help="coordinate j of the head")
-    p.add_argument("--seq-len", type=int, default=8, help="tokens T (rings) of the network (default 8)")
+    p.add_argument("--layer", type=int_range(0), default=0, help="layer index (0 .. layers-1)")
+    p.add_argument("--head", type=int_range(0), default=0, help="head index (0 .. heads-1)")
+    p.add_argument("--coordinate", type=int_range(0), default=0, help="coordinate j of the head (0 .. head_dim-1)")
+    p.add_argument("--seq-len", type=int_range(2), default=8,
+                   help="tokens T (rings) of the network, in [2, 64] (the export's limit)")
     p.add_argument("--out", required=True, help="netlist path (.cir)")
-    p.add_argument("--config", help="chip configuration TOML (default: ring preset)")
-    p.add_argument("--ideal", action="store_true")
-    p.add_argument("--kappa-tau", type=float, default=None)
+    p.add_argument("--config", help="chip configuration TOML (default: the ring macromodel preset; the netlist is "
+                                    "the same circuit for ring-macromodel and ring-circuit chips)")
+    p.add_argument("--ideal", action="store_true", help="ideal devices (refused: the netlist is a ring circuit)")
+    p.add_argument("--kappa-tau", type=float_range(0, lo_open=True), default=None,
+                   help="override the settle window by kappa*tau_s [rad], > 0")
     p.add_argument("--run", action="store_true", help="run ngspice on it and print the read phases and increments")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_run)
