@@ -297,7 +297,7 @@ class Chip:
         """Is this ring chip's operating point inside the measured validity map of the phase macromodel?
 
         Operating point: κ/f₀ = coupling.fraction × the largest |receive gain| (``coupling.gain_range``; a
-        softmax row sums to 1) and fan-in = T (max tokens) for Kuramoto chips, checked against the increment
+        softmax row sums to 1) and fan-in = T − 1 (the last row's inputs, T = max tokens) for Kuramoto chips, checked against the increment
         map; κ/f₀ = coupling.fraction and fan-in 1 for SSA chips, against the two-ring locking map. Warns
         :class:`hw_models.validity.MacromodelValidityWarning` when outside. None for non-ring devices.
         """
@@ -307,7 +307,9 @@ class Chip:
 
         cfg = self.config
         if self.kind == "kuramoto":
-            k, fan, metric = cfg.coupling.fraction * cfg.coupling.gain_range, self.layers[0].max_tokens, "increment"
+            # the last token's row has T − 1 inputs (no self-coupler)
+            k, fan, metric = (cfg.coupling.fraction * cfg.coupling.gain_range, max(self.layers[0].max_tokens - 1, 1),
+                              "increment")
         else:
             k, fan, metric = cfg.coupling.fraction, 1, "locking"
         return check_operating_point(k, fan, metric, warn=warn, stacklevel=stacklevel + 1)
