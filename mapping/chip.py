@@ -299,10 +299,14 @@ class Chip:
         Operating point: κ/f₀ = coupling.fraction × the largest |receive gain| (``coupling.gain_range``; a
         softmax row sums to 1) and fan-in = T − 1 (the last row's inputs, T = max tokens) for Kuramoto chips, checked against the increment
         map; κ/f₀ = coupling.fraction and fan-in 1 for SSA chips, against the two-ring locking map. Warns
-        :class:`hw_models.validity.MacromodelValidityWarning` when outside. None for non-ring devices.
+        :class:`hw_models.validity.MacromodelValidityWarning` when outside. None for non-ring devices; a
+        ``ring-circuit`` chip integrates node voltages and reports that the map does not apply.
         """
         if not self.device.is_ring:
             return None
+        if self.config.device == "ring-circuit":  # the layer integrates node voltages (mapping.circuit_chip)
+            return {"inside": None, "metric": None, "message": "circuit-level chip: node voltages are integrated, "
+                    "the macromodel's validity map does not apply"}
         from hw_models.validity import check_operating_point
 
         cfg = self.config

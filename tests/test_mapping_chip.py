@@ -219,3 +219,5 @@ def test_summary_says_whether_the_operating_point_is_inside_the_validity_map(mod
         s = compile(model, strong).summary()
     assert "outside its validity map" in s and "kappa/f0 = 0.4" in s
     assert compile(model, base.replace(device="ideal")).macromodel_validity() is None
+    circ = compile(model, strong.replace(device="ring-circuit")).macromodel_validity()
+    assert circ["inside"] is None and "does not apply" in circ["message"]
