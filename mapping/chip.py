@@ -288,7 +288,35 @@ class Chip:
             from .stno_chip import regime_summary
 
             s += "\n" + regime_summary(self.timebase["stno"])
+        v = self.macromodel_validity(warn=True, stacklevel=3)
+        if v is not None:
+            s += "\n" + v["message"]
         return s
+
+    def macromodel_validity(self, *, warn: bool = True, stacklevel: int = 2) -> dict | None:
+        """Is this ring chip's operating point inside the measured validity map of the phase macromodel?
+
+        Operating point: κ/f₀ = coupling.fraction × the largest |receive gain| (``coupling.gain_range``; a
+        softmax row sums to 1) and fan-in = T − 1 (the last row's inputs, T = max tokens) for Kuramoto chips, checked against the increment
+        map; κ/f₀ = coupling.fraction and fan-in 1 for SSA chips, against the two-ring locking map. Warns
+        :class:`hw_models.validity.MacromodelValidityWarning` when outside. None for non-ring devices; a
+        ``ring-circuit`` chip integrates node voltages and reports that the map does not apply.
+        """
+        if not self.device.is_ring:
+            return None
+        if self.config.device == "ring-circuit":  # the layer integrates node voltages (mapping.circuit_chip)
+            return {"inside": None, "metric": None, "message": "circuit-level chip: node voltages are integrated, "
+                    "the macromodel's validity map does not apply"}
+        from hw_models.validity import check_operating_point
+
+        cfg = self.config
+        if self.kind == "kuramoto":
+            # the last token's row has T − 1 inputs (no self-coupler)
+            k, fan, metric = (cfg.coupling.fraction * cfg.coupling.gain_range, max(self.layers[0].max_tokens - 1, 1),
+                              "increment")
+        else:
+            k, fan, metric = cfg.coupling.fraction, 1, "locking"
+        return check_operating_point(k, fan, metric, warn=warn, stacklevel=stacklevel + 1)
 
 
 def _reject_constants(s):

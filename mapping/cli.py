@@ -138,6 +138,7 @@ def simulate_report(chip, x, y, *, seed=0, progress=None, gpu=None) -> dict:
         "chip_wall_s": res.wall_s,
         "backend": res.backend,
         "seed": seed,
+        "macromodel_validity": chip.macromodel_validity(warn=True),
     }
     return rep
 
@@ -156,6 +157,8 @@ def print_report(rep: dict, file=None) -> None:
     p(f"oscsim simulate: {rep['model']} ({rep['checkpoint']}) on a {rep['device']} chip"
       f"{' (ideal)' if rep['ideal'] else ''}{window}")
     p(f"  validation tokens: {rep['n_tokens']} ({rep['n_tokens'] // rep['seq_len']} windows of {rep['seq_len']})")
+    if rep.get("macromodel_validity"):
+        p(f"  {rep['macromodel_validity']['message']}")
     p(f"  BPC closed form {rep['bpc_closed_form']:.4f} | chip {rep['bpc_chip']:.4f} | "
       f"difference {rep['bpc_difference']:+.4f}")
     p("  fidelity per layer (chip vs closed form, same input):")
