@@ -254,7 +254,13 @@ def _run_compare(args) -> int:
         raise ValueError(f"--layer must be in [0, {len(chip.layers) - 1}], got {args.layer}")
     if args.head >= chip.layers[args.layer].n_heads:
         raise ValueError(f"--head must be in [0, {chip.layers[args.layer].n_heads - 1}], got {args.head}")
-    out = compare_layer(chip, x[:1, :T], layer=args.layer, head=args.head, plot_dir=args.plot, seed=args.seed)
+    if args.levels:  # the fidelity ladder (mapping.compare.compare_levels)
+        from .compare import compare_levels, parse_levels
+
+        out = compare_levels(chip, x[:1, :T], layer=args.layer, head=args.head, levels=parse_levels(args.levels),
+                             plot_dir=args.plot, noise=args.noise)
+    else:
+        out = compare_layer(chip, x[:1, :T], layer=args.layer, head=args.head, plot_dir=args.plot, seed=args.seed)
     if args.json:
         print(json.dumps(out, indent=1, default=str))
     else:
@@ -278,4 +284,9 @@ def register_compare(subparsers) -> None:
                    help="tokens of the validation window, in [2, the model's seq_len] (None: the model's)")
     p.add_argument("--seed", type=int_range(0), default=0, help="noise seed of the run (>= 0)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--levels", default=None, metavar="RUNGS",
+                   help="fidelity ladder: comma-separated rungs of closed-form,macromodel,circuit,spice run on the same "
+                        "head, input and mismatch draw (Kuramoto chips)")
+    p.add_argument("--noise", action="store_true", help="with --levels: thermal noise at the circuit and macromodel "
+                                                         "rungs (default off: the rungs differ only by their models)")
     p.set_defaults(func=_run_compare)
