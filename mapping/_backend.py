@@ -1,20 +1,16 @@
 """Batched phase-network integration for the chip: the oscsim engine, with a pure-NumPy twin.
 
 :func:`integrate_phase` is the one place where mapping calls the ODE/SDE engine. Every chip computation is
-a batch of G independent networks of N oscillators (one attention layer = one call). When
-:mod:`oscsim.engine` cannot be imported the NumPy stochastic Heun integrator below is used; it is also the
-reference the engine path is tested against.
+a batch of G independent networks of N oscillators (one attention layer = one call). ``backend="auto"``
+is the engine; the NumPy stochastic Heun integrator below runs only when asked for (``backend="numpy"``):
+it is the reference the engine path is tested against, never a silent fallback (a broken engine is an error).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import warnings
-
 import numpy as np
-
-_WARNED = False
 
 __all__ = ["PhaseResult", "integrate_phase", "engine_available", "coupling_rhs"]
 
@@ -40,9 +36,10 @@ class PhaseResult:
 
 
 def engine_available() -> bool:
+    """Whether :mod:`oscsim.engine` imports (it is part of this package: False means a broken install)."""
     try:
         from oscsim.engine import PhaseNetwork, simulate  # noqa: F401
-    except Exception:
+    except ImportError:
         return False
     return True
 
@@ -66,8 +63,17 @@ def coupling_rhs(theta, coupling, harmonics):
     return out
 
 
+def _numpy_normals(seed, shape):
+    """Per-step normals (G, N): one generator for an int seed, one per group for per-group seeds."""
+    if np.ndim(seed) == 0:
+        rng = np.random.default_rng(int(seed))
+        return lambda: rng.standard_normal(shape)
+    rngs = [np.random.default_rng(int(s)) for s in np.asarray(seed).tolist()]
+    return lambda: np.stack([r.standard_normal(shape[1]) for r in rngs])
+
+
 def _numpy_heun(omega, coupling, harmonics, sigma, t1, n_steps, y0, seed, save_every, t_start):
-    rng = np.random.default_rng(seed)
+    draw = _numpy_normals(seed, np.shape(y0))
     dt = t1 / n_steps
     y = np.array(y0, dtype=np.float64, copy=True)
     G, N = y.shape
@@ -81,7 +87,7 @@ def _numpy_heun(omega, coupling, harmonics, sigma, t1, n_steps, y0, seed, save_e
     n_avg = 0
     start_step = None if t_start is None else int(np.ceil(t_start / dt - 1e-9))
     for k in range(n_steps):
-        dW = sig * rng.standard_normal(y.shape) * np.sqrt(dt) if sig is not None else 0.0
+        dW = sig * draw() * np.sqrt(dt) if sig is not None else 0.0
         f0 = f(y)
         yp = y + f0 * dt + dW
         y = y + 0.5 * (f0 + f(yp)) * dt + dW
@@ -114,7 +120,7 @@ def _engine(omega, coupling, harmonics, sigma, t1, n_steps, y0, seed, save_every
         save = E.SaveEvery(save_every)
     else:
         save = E.SaveAt(np.array([t1]))
-    sol = E.simulate(model, solver, 0.0, t1, dt, y0, save=save, seed=int(seed))
+    sol = E.simulate(model, solver, 0.0, t1, dt, y0, save=save, seed=seed)
     res = PhaseResult(y_final=np.asarray(sol.y_final), backend="engine")
     if t_start is not None:
         res.coherence = np.asarray(sol.coherence)
@@ -140,33 +146,29 @@ def integrate_phase(omega, coupling, y0, *, t1, n_steps, harmonics=((1.0, 0.0),)
         (a_m, b_m) of H.
     sigma : float or (G, N)
         Additive noise intensity [rad / sqrt(time unit)].
-    seed : int
+    seed : int or (G,) uint64
+        An int: one run seed (group g's stream from (seed, g)). An array: one stream seed per group (the
+        group's noise is then independent of its position in the batch; see :mod:`mapping.seeds`).
     save_every : int, optional
         Save the trajectory every k steps.
     t_start : float, optional
         Accumulate the coherence ⟨cos(θ_i − θ_j)⟩ over [t_start, t1] (no trajectory).
     backend : {'auto', 'engine', 'numpy'}
+        'auto' and 'engine': :mod:`oscsim.engine` (an engine failure raises); 'numpy': the NumPy reference.
     """
     omega = np.ascontiguousarray(omega, dtype=np.float64)
     coupling = np.ascontiguousarray(coupling, dtype=np.float64)
     y0 = np.ascontiguousarray(y0, dtype=np.float64)
     if backend not in ("auto", "engine", "numpy"):
         raise ValueError(f"backend must be 'auto', 'engine' or 'numpy', got {backend!r}")
-    use_engine = backend == "engine" or (backend == "auto" and engine_available())
-    args = (omega, coupling, np.asarray(harmonics, dtype=float), sigma, float(t1), int(n_steps), y0, int(seed),
+    if np.ndim(seed) == 0:
+        seed = int(seed)
+    else:
+        seed = np.asarray(seed, dtype=np.uint64)
+        if seed.shape != (y0.shape[0],):
+            raise ValueError(f"seed: per-group seeds must have shape ({y0.shape[0]},), got {seed.shape}")
+    args = (omega, coupling, np.asarray(harmonics, dtype=float), sigma, float(t1), int(n_steps), y0, seed,
             save_every, t_start)
-    if not use_engine:
+    if backend == "numpy":
         return _numpy_heun(*args)
-    if backend == "engine":
-        return _engine(*args)
-    try:
-        return _engine(*args)
-    except Exception as exc:  # noqa: BLE001 - 'auto' must run even when the engine is broken or incomplete
-        if type(exc).__name__ == "SimulationError":
-            raise
-        global _WARNED
-        if not _WARNED:
-            warnings.warn(f"oscsim.engine failed ({type(exc).__name__}: {exc}); using mapping's NumPy integrator",
-                          stacklevel=2)
-            _WARNED = True
-        return _numpy_heun(*args)
+    return _engine(*args)

@@ -85,7 +85,7 @@ def register_compile(subparsers) -> None:
 
 
 # ----------------------------------------------------------------------------------------------- simulate
-def simulate_report(chip, x, y, *, seed=0, progress=None, gpu="H100-SXM") -> dict:
+def simulate_report(chip, x, y, *, seed=0, progress=None, gpu=None) -> dict:
     """Run chip inference on (x, y) and return the report dict of ``oscsim simulate --json``."""
     from .energy import energy_report, measure_gpu_energy
     from .inference import run
@@ -106,12 +106,31 @@ def simulate_report(chip, x, y, *, seed=0, progress=None, gpu="H100-SXM") -> dic
         "bpc_difference": b["bpc_chip"] - b["bpc_closed_form"],
         "energy_per_token_chip_j": en["energy_per_token_chip_j"],
         "energy_per_token_gpu_j": en["energy_per_token_gpu_j"],
+        "gpu_energy_bounds_j": en["gpu_energy_bounds_j"],
+        "gpu_bound": en["gpu_bound"],
+        "energy_headline": en["headline"],
+        "energy_phase": en["phase"],
+        "analog_scores": en["analog_scores"],
+        "whole_model": en["whole_model"],
+        "offloaded_fraction": en["offloaded_fraction"],
+        "amdahl_max_gain": en["amdahl_max_gain"],
+        "array_gain": en["array_gain"],
+        "gain_vs_gpu": en["gain_vs_gpu"],
+        "digital_only_chip_j": en["digital_only_chip_j"],
+        "energy_phases": en["phases"],
+        "energy_timeline_s": en["timeline_s"],
+        "analog_score_noise": en.get("analog_score_noise"),
+        "area_mm2": en["area_mm2"],
+        "area": en["area"],
         "energy_breakdown_j": en["breakdown"],
+        "sram_breakdown_j": en["sram_breakdown_j"],
         "energy_sources": en["sources"],
         "gpu_model": en["gpu"],
         "gpu_measured": measured,
         "energy_scope": en["scope"],
-        "kappa_tau": chip.timebase["kappa_tau"],
+        "chip_kind": chip.kind,
+        # the Kuramoto settle window; None on SSA chips, which have no kappa*tau_s (see "timebase", config.ssa)
+        "kappa_tau": chip.timebase["kappa_tau"] if chip.kind == "kuramoto" else None,
         "timebase": chip.timebase,
         "resources": chip.resources,
         "fidelity": res.layers,
@@ -133,8 +152,9 @@ def _fmt_j(x):
 def print_report(rep: dict, file=None) -> None:
     file = sys.stdout if file is None else file  # resolved per call: sys.stdout may be swapped
     p = lambda *a: print(*a, file=file)  # noqa: E731
+    window = "" if rep.get("kappa_tau") is None else f", kappa*tau_s = {rep['kappa_tau']:.3g} rad"
     p(f"oscsim simulate: {rep['model']} ({rep['checkpoint']}) on a {rep['device']} chip"
-      f"{' (ideal)' if rep['ideal'] else ''}, kappa*tau_s = {rep['kappa_tau']:.3g} rad")
+      f"{' (ideal)' if rep['ideal'] else ''}{window}")
     p(f"  validation tokens: {rep['n_tokens']} ({rep['n_tokens'] // rep['seq_len']} windows of {rep['seq_len']})")
     p(f"  BPC closed form {rep['bpc_closed_form']:.4f} | chip {rep['bpc_chip']:.4f} | "
       f"difference {rep['bpc_difference']:+.4f}")
@@ -146,10 +166,29 @@ def print_report(rep: dict, file=None) -> None:
         if L.get("locked_agreement"):
             extra += f", locked agreement {_mean(L['locked_agreement']):.3f}"
         p(f"    layer {i}: rel. error {L['layer_rel_error']:.3g}, cosine {L['layer_cosine']:.4f}{extra}")
-    p(f"  energy per token (attention only): chip {_fmt_j(rep['energy_per_token_chip_j'])} | "
-      f"GPU {_fmt_j(rep['energy_per_token_gpu_j'])} ({rep['gpu_model']['gpu']} roofline at TDP)")
-    for k, v in rep["energy_breakdown_j"].items():
-        p(f"    {k[:-2].replace('_', ' '):22s} {_fmt_j(v)}")
+    g, ph = rep["gpu_model"], rep["energy_phases"]
+    lo, up = rep["gpu_energy_bounds_j"]["lower"], rep["gpu_energy_bounds_j"]["upper"]
+    mem = "L2 SRAM" if g["memory"] == "sram" else "HBM"
+    p(f"  energy per token (attention only, {rep['energy_phase']}"
+      f"{', analog scores' if rep['analog_scores'] else ''}): chip {_fmt_j(rep['energy_per_token_chip_j'])} | "
+      f"GPU {_fmt_j(rep['energy_per_token_gpu_j'])} ({g['gpu']} {rep['gpu_bound']} bound, {g['precision']})")
+    p(f"    GPU bounds: lower {_fmt_j(lo)} (FLOPs x TDP/peak + bytes x {mem} energy) | "
+      f"upper {_fmt_j(up)} (roofline at TDP)")
+    w = rep["whole_model"]
+    p(f"    whole model: chip {_fmt_j(w['chip_j'])} | GPU {_fmt_j(w['gpu_bounds_j']['lower'])} lower / "
+      f"{_fmt_j(w['gpu_bounds_j']['upper'])} upper; array offloads {w['offloaded_fraction']:.1%} (Amdahl "
+      f"{w['amdahl_max_gain']:.3g}x)")
+    p(f"    array offloads {rep['offloaded_fraction']:.1%} of the chip's attention operations: Amdahl bound "
+      f"{rep['amdahl_max_gain']:.3g}x, this array {rep['array_gain']:.3g}x over the same chip without it")
+    for name, v in ph.items():
+        if name != rep["energy_phase"] + ("+analog_scores" if rep["analog_scores"] else ""):
+            p(f"    {name:23s} chip {_fmt_j(v['chip_j'])} | GPU {_fmt_j(v['gpu_lower_j'])} lower / "
+              f"{_fmt_j(v['gpu_upper_j'])} upper (Amdahl {v['amdahl_max_gain']:.3g}x)")
+    p(f"    chip terms ({rep['energy_phase']}; sources in --json):")
+    for k, v in sorted(rep["energy_breakdown_j"].items(), key=lambda kv: -kv[1]):
+        p(f"      {k[:-2].replace('_', ' '):22s} {_fmt_j(v):>10s} {v / rep['energy_per_token_chip_j']:6.1%}")
+    p(f"    area: {rep['area_mm2']:.4g} mm2 ({', '.join(f'{a:.4g}' for a in rep['area']['per_layer_mm2'])} per "
+      f"layer; first-order 65 nm cell sums, assumed)")
     if rep.get("gpu_measured"):
         p(f"  GPU measured (NVML): {rep['gpu_measured']}")
     p(f"  simulated {rep['tokens_per_s']:.1f} tokens/s ({rep['backend']} backend)")
@@ -163,6 +202,10 @@ def _mean(xs):
 def _run_simulate(args) -> int:
     cfg = _config(args)
     chip, _ = _chip_and_model(args, cfg)
+    if getattr(args, "analog_scores", False):  # energy only: the fidelity run is unchanged
+        import dataclasses
+
+        chip.config = chip.config.replace(energy=dataclasses.replace(chip.config.energy, analog_scores=True))
     x, y = _validation_tokens(chip.model_info["config"], args.tokens, args.split)
     rep = simulate_report(chip, x, y, seed=args.seed, progress=False if args.json else None)
     if args.json:
@@ -187,6 +230,9 @@ def register_simulate(subparsers) -> None:
                    help="validation tokens to score (whole windows, at least one window of the model's seq_len)")
     p.add_argument("--split", default="valid", choices=("valid", "test"), help="held-out split to score")
     p.add_argument("--seed", type=int_range(0), default=0, help="noise seed of the run (>= 0)")
+    p.add_argument("--analog-scores", action="store_true",
+                   help="energy only: first-order analog-score mode, scores measured by the oscillators "
+                        "(default: off, scores digital)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_run_simulate)
 

@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from . import units
+from .injection import InjectionConfig
 
 __all__ = [
     "DEVICES",
     "CouplingConfig",
     "ReadoutConfig",
     "SSAConfig",
+    "InjectionConfig",
+    "EnergyConfig",
     "ChipConfig",
     "load_config",
     "config_to_dict",
@@ -131,24 +134,45 @@ class ReadoutConfig:
         Detector transfer curve: a mixer (cos Δφ, sin Δφ) or an XOR-type detector (triangle waves). The phase
         is recovered by atan2 (cosine) or the diamond angle (triangular).
     noise_rad : float
-        RMS noise of each detector channel for a single-cycle measurement, in units of the channel full scale
-        (≈ radians of phase error near the zero crossing). Divided by sqrt(averaging_cycles).
+        RMS noise of each detector channel for a one-cycle measurement, in units of the channel full scale
+        (≈ radians of phase error near the zero crossing): white sampler noise, RMS
+        noise_rad · sqrt(samples_per_cycle) per sample, averaged over the window's samples.
     bits : int or None
-        ADC resolution of each channel over [−1, 1]; None: unquantised.
+        ADC resolution of each averaged channel over [−1, 1] (one conversion per channel); None: unquantised.
     averaging_cycles : float
-        Integration window of the detector in cycles (reduces the noise by sqrt(averaging_cycles)).
+        Averaging window in cycles: Kuramoto chips read the trajectory after the couplers open at τ_s;
+        SSA chips use ``ssa.averaging_cycles`` for the window and this field for the detector noise per
+        one-cycle measurement only.
+    samples_per_cycle : int
+        Samples of the trajectory per cycle that the detector averages (1–1024).
+    bandwidth_fraction : float or "none"
+        First-order detector bandwidth as a fraction of f₀, (0, 0.5] (assumed 0.25: the mixer's 2 f₀
+        product is filtered); "none": an ideal detector with no filter. See :mod:`mapping.readout`.
     """
 
     response: str = "cosine"
     noise_rad: float = 2e-3
     bits: int | None = 10
     averaging_cycles: float = 4.0
+    samples_per_cycle: int = 4
+    bandwidth_fraction: float | None = 0.25
 
     def __post_init__(self):
         _check_choice("readout.response", self.response, RESPONSES)
         _check_pos("readout.noise_rad", self.noise_rad, allow_zero=True)
         object.__setattr__(self, "bits", _check_bits("readout.bits", self.bits))
         _check_pos("readout.averaging_cycles", self.averaging_cycles)
+        s = self.samples_per_cycle
+        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 1024:
+            raise ValueError(f"readout.samples_per_cycle must be an integer in [1, 1024], got {s!r}")
+        b = self.bandwidth_fraction
+        if isinstance(b, str) and b.lower() == "none":
+            object.__setattr__(self, "bandwidth_fraction", None)
+        elif b is not None:
+            v = _check_pos("readout.bandwidth_fraction", b)
+            if v > 0.5:
+                raise ValueError(f"readout.bandwidth_fraction must be in (0, 0.5] (fraction of f0) or 'none', "
+                                 f"got {b!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,6 +208,51 @@ class SSAConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class EnergyConfig:
+    """How energy is reported (mapping.energy; DESIGN §5.5). The fidelity simulation does not depend on it.
+
+    Attributes
+    ----------
+    digital_precision : {'int8', 'int16', 'fp16', 'fp32'}
+        Arithmetic of the chip's digital periphery, charged at the chip's node (65 nm, 1.2 V). The fidelity
+        run computes the periphery in fp32: the accuracy of a narrower periphery is not simulated.
+    gpu : {'A100-SXM', 'H100-SXM', 'H200'}
+        GPU the chip is compared with.
+    gpu_precision : {'bf16', 'fp32', 'int8'}
+        Precision of the GPU's FLOP figure; bytes are counted at the same precision.
+    gpu_bound : {'lower', 'upper'}
+        Which GPU bound the headline ``energy_per_token_gpu_j`` uses (both are always reported).
+    phase : {'prefill', 'decode'}
+        Which phase the headline uses (both are always reported): prefill (T tokens of a sequence at once)
+        or autoregressive decoding (one new token against the stored phases).
+    analog_scores : bool
+        First-order analog-score mode (Kuramoto chips): the scores are measured by the oscillators (rotated
+        query/key oscillators mixed and low-passed) instead of computed digitally.
+    batch : int
+        Sequences that share one fetch of the weights (amortises weight traffic), in [1, 65536].
+    """
+
+    digital_precision: str = "int16"
+    gpu: str = "H100-SXM"
+    gpu_precision: str = "bf16"
+    gpu_bound: str = "lower"
+    phase: str = "prefill"
+    analog_scores: bool = False
+    batch: int = 1
+
+    def __post_init__(self):
+        _check_choice("energy.digital_precision", self.digital_precision, ("int8", "int16", "fp16", "fp32"))
+        _check_choice("energy.gpu", self.gpu, ("A100-SXM", "H100-SXM", "H200"))
+        _check_choice("energy.gpu_precision", self.gpu_precision, ("bf16", "fp32", "int8"))
+        _check_choice("energy.gpu_bound", self.gpu_bound, ("lower", "upper"))
+        _check_choice("energy.phase", self.phase, ("prefill", "decode"))
+        if not isinstance(self.analog_scores, bool):
+            raise ValueError(f"energy.analog_scores must be true or false, got {self.analog_scores!r}")
+        if isinstance(self.batch, bool) or not isinstance(self.batch, int) or not 1 <= self.batch <= 65536:
+            raise ValueError(f"energy.batch must be an integer in [1, 65536], got {self.batch!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class ChipConfig:
     """A complete chip configuration.
 
@@ -212,7 +281,17 @@ class ChipConfig:
         Where the norm-matching bound B takes ‖a‖ from: a second, unit-gain oscillator bank on the chip
         (``chip``, doubles the Kuramoto arrays) or the digital closed form (``closed-form``). Unused with the
         tanh bound.
-    coupling, readout, ssa : CouplingConfig, ReadoutConfig, SSAConfig
+    calibration_temperature_k : float or None
+        Temperature [K] at which the frequency trim was set; the run at ``temperature_k`` adds the drift
+        f₀(T)/f₀(T_cal) − 1 to every oscillator's residual (:mod:`mapping.drift`). None: trimmed at
+        ``temperature_k``.
+    stno_model : {'auto', 'phase', 'amplitude'}
+        Spin-torque chips: ``phase`` the phase macromodel, ``amplitude`` the complex-amplitude network
+        (Kuramoto chips), ``auto`` the phase model only where its reduction is valid (settle window of several
+        1/Γ_p, coupling ≪ Γ_p; :mod:`mapping.stno_chip`). Ignored by other devices.
+    coupling, readout, ssa, energy : CouplingConfig, ReadoutConfig, SSAConfig, EnergyConfig
+    injection : InjectionConfig
+        How token phases are written (:mod:`mapping.injection`): ``ideal`` or Adler injection locking.
     """
 
     device: str = "ring-macromodel"
@@ -225,9 +304,13 @@ class ChipConfig:
     steps_per_cycle: int = 4
     trim_bits: int | None = 8
     norm_reference: str = "chip"
+    calibration_temperature_k: float | None = None
+    stno_model: str = "auto"
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
+    injection: InjectionConfig = field(default_factory=InjectionConfig)
+    energy: EnergyConfig = field(default_factory=EnergyConfig)
 
     def __post_init__(self):
         _check_choice("device", self.device, DEVICES)
@@ -248,7 +331,15 @@ class ChipConfig:
             raise ValueError(f"steps_per_cycle must be an integer in [1, 10000], got {self.steps_per_cycle!r}")
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
-        for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig)):
+        _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))
+        if isinstance(self.calibration_temperature_k, str) and self.calibration_temperature_k.lower() == "none":
+            object.__setattr__(self, "calibration_temperature_k", None)
+        if self.calibration_temperature_k is not None:
+            tc = _check_pos("calibration_temperature_k", self.calibration_temperature_k)
+            if not 1 <= tc <= 1000:
+                raise ValueError(f"calibration_temperature_k must be in [1, 1000] K or 'none', got {tc}")
+        for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig),
+                          ("injection", InjectionConfig), ("energy", EnergyConfig)):
             if not isinstance(getattr(self, name), cls):
                 raise ValueError(f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
 
@@ -285,7 +376,7 @@ class ChipConfig:
             mismatch=False,
             trim_bits=None,
             coupling=dataclasses.replace(self.coupling, bits=None, gain_bits=None, gain_range=1e6, range=1e6),
-            readout=dataclasses.replace(self.readout, noise_rad=0.0, bits=None),
+            readout=dataclasses.replace(self.readout, noise_rad=0.0, bits=None, bandwidth_fraction=None),
         )
 
     @classmethod
@@ -294,7 +385,8 @@ class ChipConfig:
         return dataclasses.replace(cls().idealised(), **changes)
 
 
-_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig}
+_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig, "injection": InjectionConfig,
+             "energy": EnergyConfig}
 
 
 def _build(cls, data: dict, where: str):

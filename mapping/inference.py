@@ -1,10 +1,16 @@
 """Chip inference: :func:`run` a compiled chip on tokens, with per-layer/per-head fidelity against the closed form.
 
+Both model kinds run through the model's own forward pass, the chip filling its per-layer hook
+(``attn_override``): nothing of a model's forward is re-implemented here.
+
 Kuramoto chips: scores, softmax, gates and the value gate stay digital; each layer's coupling step is one
 batched engine call over (sequence, bank, head, coordinate) groups of T oscillators
-(:func:`mapping.kuramoto_chip.kuramoto_chip_step`); the periphery applies the model's bound B.
-SSA chips: J, Δω, r are digital; S is measured by pairwise Adler cells or, for SSA-1D, the collective
-network (:mod:`mapping.ssa_chip`); normalisation, S V and the output projection are digital.
+(:func:`mapping.kuramoto_chip.kuramoto_chip_step`) and the hook returns the increment with the model's bound B.
+SSA chips: J, Δω, r are digital; the hook returns S measured by pairwise Adler cells or, for SSA-1D, the
+collective network (:mod:`mapping.ssa_chip`); the model's own top-k, normalisation, S V and projections follow.
+
+Noise is keyed on (run seed, layer, the sequence's index in the whole run, and the object's own indices;
+:mod:`mapping.seeds`), so the same seed gives bit-identical outputs whatever ``batch_size``.
 
 Per-layer fidelity compares the chip's layer output with the closed form **for the same input** (the chip's
 own hidden state), so it isolates each layer's error; end-to-end, the chip's logits are compared with the
@@ -22,9 +28,10 @@ import numpy as np
 
 from . import units
 from .chip import Chip
-from .fidelity import bits_per_character
+from .fidelity import LayerFidelity, bits_per_character
 from .kuramoto_chip import kuramoto_chip_step
-from .readout import PhaseReadout, wrap
+from .readout import PhaseReadout
+from .seeds import PURPOSE, keyed_normals, layer_seed, stream_seeds
 from .ssa_chip import adler_cells, ssa1d_collective
 
 __all__ = ["ChipRun", "run", "chip_readout", "layer_seed"]
@@ -34,67 +41,39 @@ _MAX_CELLS = 2**19
 _J_MIN = 1e-6  # SSA cells with J below this are not built (S < 1e-6)
 
 
-def layer_seed(seed: int, batch: int, layer: int) -> int:
-    """The engine noise seed of one batch and layer of a run (independent streams via SeedSequence)."""
-    return int(np.random.SeedSequence([int(seed), int(batch), int(layer)]).generate_state(1)[0])
+def chip_readout(chip: Chip, window_cycles: float | None = None) -> PhaseReadout | None:
+    """The chip's readout model (None when it is ideal: no noise, no quantisation, no detector filter).
 
-
-def chip_readout(chip: Chip) -> PhaseReadout | None:
-    """The chip's readout model (None when it is ideal: no noise, no quantisation)."""
+    ``window_cycles``: the averaging window [cycles] when it is not ``readout.averaging_cycles`` (SSA chips
+    average over ``ssa.averaging_cycles``)."""
     r = chip.config.readout
     noise = r.noise_rad if chip.config.noise else 0.0
-    if noise == 0 and r.bits is None:
+    if noise == 0 and r.bits is None and r.bandwidth_fraction is None:
         return None
-    return PhaseReadout(response=r.response, noise_rad=noise, bits=r.bits, averaging_cycles=r.averaging_cycles)
+    return PhaseReadout(response=r.response, noise_rad=noise, bits=r.bits,
+                        averaging_cycles=r.averaging_cycles if window_cycles is None else window_cycles,
+                        samples_per_cycle=r.samples_per_cycle, bandwidth_fraction=r.bandwidth_fraction)
 
 
-class _HeadStats:
-    """Running sums for per-head metrics."""
+def kuramoto_chip_extras(chip: Chip, lm=None, sequence_ids=None, T: int | None = None, seed: int = 0,
+                         amplitude: bool = True) -> dict:
+    """Device-realism arguments of :func:`kuramoto_chip_step` for this chip and layer ``lm``: the spin-torque
+    complex-amplitude model when the chip's ``timebase['stno']`` says so (:mod:`mapping.stno_chip`;
+    ``amplitude=False`` leaves it out) and, for ``lm`` in ``[injection] mode = "injected"``, the phase errors
+    left by the injection of the sequences ``sequence_ids`` (:mod:`mapping.injection`, keyed per sequence)."""
+    out = {}
+    reg = chip.timebase.get("stno")
+    if amplitude and isinstance(reg, dict) and reg.get("model") == "amplitude":
+        from .stno_chip import STNOAmplitudeModel
 
-    def __init__(self, h):
-        z = lambda: np.zeros(h)  # noqa: E731
-        self.d2, self.r2, self.c2, self.dot = z(), z(), z(), z()
-        self.va_d2, self.va_r2 = z(), z()
-        self.ph, self.n = z(), z()
-        self.R_chip, self.R_cf, self.nseq = z(), z(), z()
-        self.S_d2, self.S_r2 = z(), z()
-        self.agree, self.union, self.inter, self.npairs = z(), z(), z(), z()
+        out["amplitude"] = STNOAmplitudeModel.from_preset(chip.device.f0_hz, noise=chip.config.noise,
+                                                          temperature_k=chip.config.temperature_k)
+    if lm is not None and chip.config.injection.mode == "injected":
+        from .injection import layer_initial_errors
 
-    def add_out(self, chip, ref):  # (h, ...) arrays
-        ax = tuple(range(1, chip.ndim))
-        self.d2 += ((chip - ref) ** 2).sum(ax)
-        self.r2 += (ref**2).sum(ax)
-        self.c2 += (chip**2).sum(ax)
-        self.dot += (chip * ref).sum(ax)
-
-    def result(self):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = {
-                "rel_error": (np.sqrt(self.d2) / np.sqrt(self.r2)).tolist(),
-                "cosine": (self.dot / np.sqrt(self.c2 * self.r2)).tolist(),
-            }
-            if self.va_r2.any():
-                out["increment_rel_error"] = (np.sqrt(self.va_d2) / np.sqrt(self.va_r2)).tolist()
-            if self.n.any():
-                out["phase_error_rad"] = (self.ph / self.n).tolist()
-            if self.nseq.any():
-                out["order_parameter_chip"] = (self.R_chip / self.nseq).tolist()
-                out["order_parameter_closed_form"] = (self.R_cf / self.nseq).tolist()
-            if self.npairs.any():
-                out["S_rel_error"] = (np.sqrt(self.S_d2) / np.sqrt(self.S_r2)).tolist()
-                out["locked_agreement"] = (self.agree / self.npairs).tolist()
-                out["locked_jaccard"] = (self.inter / self.union).tolist()
-        out = {k: [None if not math.isfinite(x) else float(x) for x in v] for k, v in out.items()}
-        # whole-layer summaries
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["layer_rel_error"] = _f(np.sqrt(self.d2.sum()) / np.sqrt(self.r2.sum()))
-            out["layer_cosine"] = _f(self.dot.sum() / np.sqrt(self.c2.sum() * self.r2.sum()))
-        return out
-
-
-def _f(x):
-    x = float(x)
-    return x if math.isfinite(x) else None
+        out["initial_phase_error"] = layer_initial_errors(chip, lm, sequence_ids, T or lm.max_tokens, seed,
+                                                          chip.timebase["sigma_rad_per_sqrt_cycle"])
+    return out
 
 
 @dataclass
@@ -143,14 +122,14 @@ def _progress(total, enabled, desc):
 
 
 # ---------------------------------------------------------------------------------------------- Kuramoto
-def _kuramoto_override(chip: Chip, stats, seed, batch_idx, backend, info):
+def _kuramoto_override(chip: Chip, stats, seed, seq_ids, backend, info):
     cfg = chip.config
     readout = chip_readout(chip)
+    extras = kuramoto_chip_extras(chip)
     sigma = chip.timebase["sigma_rad_per_sqrt_cycle"]
     harmonics = chip.harmonics
     n_steps = max(int(math.ceil(cfg.settle_cycles * cfg.steps_per_cycle)), 4)
     model = chip.model
-
     def override(i, theta, parts):
         import torch
 
@@ -162,68 +141,75 @@ def _kuramoto_override(chip: Chip, stats, seed, batch_idx, backend, info):
         bank = lm.banks == 2
         fr = units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel)
         cg = lm.coupler_gain() if lm.coupler_spread_rel > 0 else None
-        out = kuramoto_chip_step(
+        step = kuramoto_chip_step
+        if cfg.device == "ring-circuit":  # node-voltage SDEs of every ring and coupler (mapping.circuit_chip)
+            from .circuit_chip import circuit_step_for
+
+            step = circuit_step_for(chip, i)
+        out = step(
             theta.detach().double().numpy(), parts.A.detach().double().numpy(), parts.v.detach().double().numpy(),
             n_heads=lm.n_heads, kappa=cfg.kappa, settle_cycles=cfg.settle_cycles, n_steps=n_steps,
             coupling_q=lm.coupling_quantiser, gain_q=lm.gain_quantiser, harmonics=harmonics,
-            freq_residual=fr if np.any(fr) else None, coupler_gain=cg, sigma=sigma, readout=readout,
-            seed=layer_seed(seed, batch_idx, i), reference_bank=bank, backend=backend,
-            row_scaled=cfg.coupling.row_scaled)
+            freq_residual=fr if np.any(fr) else None, coupler_gain=cg, readout=readout,
+            sigma=sigma * np.sqrt(lm.diffusion_rel) if sigma and np.any(lm.diffusion_rel != 1) else sigma,
+            seed=layer_seed(seed, i), reference_bank=bank, backend=backend,
+            row_scaled=cfg.coupling.row_scaled, sequence_ids=seq_ids, **extras,
+            **kuramoto_chip_extras(chip, lm, seq_ids, T, layer_seed(seed, i), amplitude=False))
         info["backend"] = out.backend
         va = torch.from_numpy(out.va).to(theta.dtype)
         a_ref = torch.from_numpy(out.a).to(theta.dtype) if bank else parts.a
         delta = attn.apply_bound(va, a_ref)
-        # fidelity, same input θ
-        h = lm.n_heads
-        B, _, k = theta.shape
-        ph = lambda x: np.asarray(x.detach().double()).reshape(B, T, h, k // h).transpose(2, 0, 1, 3)  # noqa: E731
-        dc, dr = ph(delta), ph(parts.delta)
-        st = stats[i]
-        st.add_out(dc, dr)
-        va_ref = ph(parts.v * parts.a)
-        st.va_d2 += ((ph(va) - va_ref) ** 2).sum((1, 2, 3))
-        st.va_r2 += (va_ref**2).sum((1, 2, 3))
-        st.ph += np.abs(wrap(dc - dr)).sum((1, 2, 3))
-        st.n += dc[0].size
-        th = ph(theta)
-        R = lambda x: np.abs(np.exp(1j * x).mean(axis=2)).mean(-1).sum(-1)  # noqa: E731  (h,) summed over B
-        st.R_chip += R(th + dc)
-        st.R_cf += R(th + dr)
-        st.nseq += B
+        dd = lambda x: np.asarray(x.detach().double())  # noqa: E731
+        stats[i].add_kuramoto(dd(theta), dd(delta), dd(parts.delta), dd(va), dd(parts.v * parts.a))
         return delta
 
     return override
 
 
-def _run_kuramoto(chip, tokens, seed, progress, batch_size, closed_form, backend):
+def _batches(tokens, bs):
+    """(start, window batch) pairs of at most ``bs`` sequences."""
+    return [(start, tokens[start:start + bs]) for start in range(0, tokens.shape[0], bs)]
+
+
+def _run_model(chip, tokens, bs, make_override, progress, closed_form):
+    """Chip logits (and closed-form logits) over batches, each batch through the model's own forward."""
     import torch
 
-    model = chip.model
+    logits, logits_cf = [], []
+    wall = 0.0
+    batches = _batches(tokens, bs)
+    bar = _progress(len(batches), progress, "chip inference")
+    with torch.no_grad():
+        for start, x in batches:
+            seq_ids = np.arange(start, start + x.shape[0])
+            t0 = time.perf_counter()
+            logits.append(chip.model(x, attn_override=make_override(seq_ids)))
+            wall += time.perf_counter() - t0
+            if closed_form:
+                logits_cf.append(chip.model(x))
+            bar.update(1)
+    bar.close()
+    return torch.cat(logits), torch.cat(logits_cf) if closed_form else None, wall
+
+
+def _run_kuramoto(chip, tokens, seed, progress, batch_size, closed_form, backend):
     lm0 = chip.layers[0]
     per_seq = lm0.banks * lm0.n_heads * lm0.head_dim * tokens.shape[1] ** 2
     bs = batch_size or max(1, _MAX_COUPLING_ELEMENTS // per_seq)
-    stats = [_HeadStats(lm.n_heads) for lm in chip.layers]
+    stats = [LayerFidelity(lm.n_heads) for lm in chip.layers]
     info = {}
-    logits, logits_cf = [], []
-    wall = 0.0
-    bar = _progress(math.ceil(tokens.shape[0] / bs), progress, "chip inference")
-    with torch.no_grad():
-        for b, start in enumerate(range(0, tokens.shape[0], bs)):
-            x = tokens[start:start + bs]
-            t0 = time.perf_counter()
-            logits.append(model(x, attn_override=_kuramoto_override(chip, stats, seed, b, backend, info)))
-            wall += time.perf_counter() - t0
-            if closed_form:
-                logits_cf.append(model(x))
-            bar.update(1)
-    bar.close()
-    return (torch.cat(logits), torch.cat(logits_cf) if closed_form else None, [s.result() for s in stats], wall,
-            info.get("backend", ""))
+    logits, logits_cf, wall = _run_model(
+        chip, tokens, bs, lambda ids: _kuramoto_override(chip, stats, seed, ids, backend, info), progress,
+        closed_form)
+    return logits, logits_cf, [s.result() for s in stats], wall, info.get("backend", "")
 
 
 # ---------------------------------------------------------------------------------------------------- SSA
-def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info):
-    """Chip S (B, H, N, N), chip locked set and, for collective networks, the order parameter."""
+def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info, seq_ids=None):
+    """Chip S (B, H, N, N), chip locked set and, for collective networks, the order parameter.
+
+    ``seq_ids`` (B,): each sequence's index in the run, on which the cells' and networks' noise is keyed.
+    """
     cfg = chip.config
     sc = cfg.ssa
     J = comp["J"].detach().double().numpy()
@@ -232,7 +218,9 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info):
     K = float(comp["K"])
     causal = bool(comp["causal"])
     B, H, N, _ = J.shape
+    seq = np.arange(B) if seq_ids is None else np.asarray(seq_ids)
     sigma = chip.timebase["sigma_rad_per_sqrt_cycle"]
+    readout = chip_readout(chip, window_cycles=sc.averaging_cycles)
     fr = units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel)
     cg = lm.coupler_gain() if lm.coupler_spread_rel > 0 else None
     tri = np.tril(np.ones((N, N), dtype=bool), -1)
@@ -253,9 +241,13 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info):
                 steps_per_cycle=spc, k_max=K, coupling_q=lm.coupling_quantiser, sigma=sigma,
                 freq_residual=fr[h_i, i_i, j_i, :] if np.any(fr) else None,
                 coupler_gain=cg[h_i, i_i, j_i] if cg is not None else None, seed=seed, backend=backend,
-                harmonics=chip.harmonics)
+                harmonics=chip.harmonics, cell_keys=np.stack([seq[b_i], h_i, i_i, j_i], axis=-1))
             info["backend"] = res.backend
-            S[b_i, h_i, i_i, j_i] = J[sel] * res.mean_cos
+            mean_cos = res.mean_cos
+            if readout is not None:  # the cell's mixer output, averaged over the window, sampler noise, ADC
+                mean_cos = readout.measure_mean(mean_cos, normals=keyed_normals(
+                    stream_seeds(seed, PURPOSE["readout"], seq[b_i], h_i, i_i, j_i)))
+            S[b_i, h_i, i_i, j_i] = J[sel] * mean_cos
             locked[b_i, h_i, i_i, j_i] = res.locked
             if not causal:  # r is shared by all rows: the cell (i, j) serves (j, i) too
                 S[b_i, h_i, j_i, i_i] = S[b_i, h_i, i_i, j_i]
@@ -269,11 +261,19 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info):
             om.reshape(B * H, N), thr.reshape(B * H, N, N), causal=causal, lam=lm.lam,
             settle_cycles=sc.settle_cycles, averaging_cycles=sc.averaging_cycles, steps_per_cycle=spc, k_max=K,
             coupling_q=lm.coupling_quantiser, sigma=sigma,
-            freq_residual=np.broadcast_to(fr, (B, H, N)).reshape(B * H, N) if np.any(fr) else None,
-            coupler_gain=np.broadcast_to(cg, (B, H, N, N)).reshape(B * H, N, N) if cg is not None else None,
-            seed=seed, backend=backend, harmonics=chip.harmonics)
+            # the arrays are built for max_tokens: a shorter window uses the first N oscillators of each head
+            freq_residual=np.broadcast_to(fr[:, :N], (B, H, N)).reshape(B * H, N) if np.any(fr) else None,
+            coupler_gain=(np.broadcast_to(cg[:, :N, :N], (B, H, N, N)).reshape(B * H, N, N)
+                          if cg is not None else None),
+            seed=seed, backend=backend, harmonics=chip.harmonics,
+            group_keys=np.stack(np.broadcast_arrays(seq[:, None], np.arange(H)[None, :]), -1).reshape(B * H, 2))
         info["backend"] = res.backend
         coh = res.coherence.reshape(B, H, N, N)
+        if readout is not None:  # each pair's ⟨cos(θ_i − θ_j)⟩ read through the same detector chain
+            ar = np.arange(N)
+            coh = readout.measure_mean(coh, normals=keyed_normals(stream_seeds(
+                seed, PURPOSE["readout"], seq[:, None, None, None], np.arange(H)[None, :, None, None],
+                ar[None, None, :, None], ar[None, None, None, :])))
         mask = np.tril(np.ones((N, N), dtype=bool)) if causal else np.ones((N, N), dtype=bool)
         S = np.where(mask, J * coh, 0.0)
         S[:, :, idx, idx] = J[:, :, idx, idx]
@@ -284,71 +284,38 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info):
     return S, locked, extra
 
 
-def _run_ssa(chip, tokens, seed, progress, batch_size, closed_form, backend):
-    import torch
+def _ssa_override(chip, stats, seed, seq_ids, backend, info):
+    def override(i, comp):
+        lm = chip.layers[i]
+        N = comp["J"].shape[-1]
+        if N > lm.max_tokens:
+            raise ValueError(f"sequence of {N} tokens is longer than the chip's arrays ({lm.max_tokens})")
+        S, lk, extra = _ssa_chip_S(chip, lm, comp, layer_seed(seed, i), backend, info, seq_ids)
+        value = comp["value"].detach().double()
+        import torch
 
-    model = chip.model
+        Wc = comp["weights"].detach().double()
+        from oscsim.nn.ssa_functional import normalise_weights
+
+        W = normalise_weights(torch.from_numpy(S), comp["top_k"])
+        stats[i].add_ssa((W @ value).numpy(), (Wc @ value).numpy(), S, comp["S"].detach().double().numpy(), lk,
+                         comp["locked"].detach().numpy(), causal=bool(comp["causal"]),
+                         J=comp["J"].detach().double().numpy(), coherence=extra.get("coherence"))
+        return torch.from_numpy(S)
+
+    return override
+
+
+def _run_ssa(chip, tokens, seed, progress, batch_size, closed_form, backend):
     N = tokens.shape[1]
     lm0 = chip.layers[0]
     per_seq = lm0.n_heads * N * N
     bs = batch_size or max(1, (_MAX_CELLS if lm0.kind == "ssa-pairwise" else _MAX_COUPLING_ELEMENTS) // per_seq)
-    stats = [_HeadStats(lm.n_heads) for lm in chip.layers]
+    stats = [LayerFidelity(lm.n_heads) for lm in chip.layers]
     info = {}
-    logits, logits_cf = [], []
-    wall = 0.0
-    d = model.config.d_model
-    bar = _progress(math.ceil(tokens.shape[0] / bs) * len(chip.layers), progress, "chip inference")
-    with torch.no_grad():
-        for b, start in enumerate(range(0, tokens.shape[0], bs)):
-            tok = tokens[start:start + bs]
-            if N > lm0.max_tokens:
-                raise ValueError(f"sequence of {N} tokens is longer than the chip's arrays ({lm0.max_tokens})")
-            t0 = time.perf_counter()
-            x = model.embed(tok) * math.sqrt(d)
-            for i, blk in enumerate(model.blocks):
-                lm = chip.layers[i]
-                comp = blk.attn.components(blk.norm1(x))
-                S, lk, extra = _ssa_chip_S(chip, lm, comp, layer_seed(seed, b, i), backend, info)
-                value = comp["value"].double()
-                W = torch.from_numpy(S)
-                W = W / (W.sum(-1, keepdim=True) + 1e-8)
-                y = (W @ value)  # (B, H, N, dh)
-                Wc = comp["weights"].double()
-                yc = Wc @ value
-                st = stats[i]
-                st.add_out(y.numpy().transpose(1, 0, 2, 3), yc.numpy().transpose(1, 0, 2, 3))
-                allowed = ~np.eye(N, dtype=bool)
-                if comp["causal"]:
-                    allowed &= np.tril(np.ones((N, N), dtype=bool))
-                Sc = comp["S"].detach().double().numpy()
-                lc = comp["locked"].detach().numpy()
-                for hh in range(lm.n_heads):
-                    m = np.broadcast_to(allowed, S[:, hh].shape)
-                    st.S_d2[hh] += ((S[:, hh] - Sc[:, hh]) ** 2)[m].sum()
-                    st.S_r2[hh] += (Sc[:, hh] ** 2)[m].sum()
-                    a, c = lk[:, hh] & m, lc[:, hh] & m
-                    st.agree[hh] += ((lk[:, hh] == lc[:, hh]) & m).sum()
-                    st.inter[hh] += (a & c).sum()
-                    st.union[hh] += (a | c).sum()
-                    st.npairs[hh] += m.sum()
-                    if "coherence" in extra:
-                        Jh = comp["J"].detach().double().numpy()[:, hh]
-                        with np.errstate(invalid="ignore", divide="ignore"):
-                            sj = np.where(Jh > 0, Sc[:, hh] / np.where(Jh > 0, Jh, 1), 0)
-                        st.R_chip[hh] += np.sqrt(np.clip(extra["coherence"][:, hh][m].reshape(S.shape[0], -1).mean(-1), 0, None)).sum()
-                        st.R_cf[hh] += np.sqrt(np.clip(sj[m].reshape(S.shape[0], -1).mean(-1), 0, None)).sum()
-                        st.nseq[hh] += S.shape[0]
-                out = blk.attn.out(y.to(x.dtype).transpose(1, 2).reshape(x.shape[0], N, d))
-                x = x + out
-                x = x + blk.ffn(blk.norm2(x))
-                bar.update(1)
-            logits.append(model.norm(x) @ model.embed.weight.T)
-            wall += time.perf_counter() - t0
-            if closed_form:
-                logits_cf.append(model(tok))
-    bar.close()
-    return (torch.cat(logits), torch.cat(logits_cf) if closed_form else None, [s.result() for s in stats], wall,
-            info.get("backend", ""))
+    logits, logits_cf, wall = _run_model(
+        chip, tokens, bs, lambda ids: _ssa_override(chip, stats, seed, ids, backend, info), progress, closed_form)
+    return logits, logits_cf, [s.result() for s in stats], wall, info.get("backend", "")
 
 
 def _check_run_args(chip: Chip, tokens, batch_size, seed) -> None:

@@ -30,7 +30,8 @@ import numpy as np
 
 from ._backend import integrate_phase
 from .quantise import Quantiser
-from .readout import PhaseReadout, wrap
+from .readout import PhaseReadout, free_running_samples, wrap
+from .seeds import PURPOSE, sequence_rng, stream_seeds
 
 __all__ = ["KuramotoChipOutput", "kuramoto_chip_step", "closed_form_increment"]
 
@@ -72,7 +73,8 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
                        freq_residual=None, coupler_gain=None, sigma: float = 0.0,
                        readout: PhaseReadout | None = None, seed: int = 0, reference_bank: bool = True,
                        save_every: int | None = None, backend: str = "auto",
-                       row_scaled: bool = False) -> KuramotoChipOutput:
+                       row_scaled: bool = False, amplitude=None,
+                       initial_phase_error=None, sequence_ids=None) -> KuramotoChipOutput:
     """Simulate one Kuramoto attention layer's coupling step on the chip (one batched engine call).
 
     Parameters
@@ -96,18 +98,35 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
         bank 1 the unit-gain reference bank.
     coupler_gain : (banks, h, k_h, T_max, T_max) or None
         Multiplicative coupler strengths 1 + δ (mismatch).
-    sigma : float
-        Phase-noise intensity [rad / sqrt(cycle)].
+    sigma : float or (banks, h, k_h, T_max) array
+        Phase-noise intensity [rad / sqrt(cycle)], per oscillator when an array (the device's instance draw).
     readout : PhaseReadout or None
         None: ideal readout.
     seed : int
-        Noise seed of this run and layer.
+        Noise seed of this run and layer (:func:`mapping.seeds.layer_seed`).
     reference_bank : bool
         Also simulate a unit-gain bank giving â.
     save_every : int, optional
         Keep gain-bank trajectories every k steps (for plots).
     row_scaled : bool
         Quantise each row of A relative to its maximum m_t (m_t applied as an analog receive gain).
+    amplitude : object, optional
+        A complex-amplitude integrator (:class:`mapping.stno_chip.STNOAmplitudeModel`) used instead of the
+        phase macromodel: ``amplitude.integrate(omega, coupling, y0, t1=, seed=, sample_times=)`` returns the
+        final phases and the readout samples.
+    initial_phase_error : (banks, B, h, k_h, T) or None
+        Phase left by the injection (:mod:`mapping.injection`) [rad]: the network starts at θ + error while the
+        periphery subtracts the intended θ.
+    sequence_ids : (B,) int, optional
+        Index of each sequence in the whole run (default 0..B−1). The noise of network (sequence, bank, head,
+        coordinate) and the readout noise of (sequence, bank) are keyed on it, so a sequence gets the same
+        numbers whatever batch it is simulated in.
+
+    Notes
+    -----
+    The couplers open at τ_s; the readout (``readout``) then averages samples of the free-running trajectory
+    over its window (the exact solution of the uncoupled phase SDE, :func:`mapping.readout.free_running_samples`;
+    the amplitude model integrates that window too).
 
     Returns
     -------
@@ -125,6 +144,9 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
     if v.shape != theta.shape:
         raise ValueError(f"v must have the shape of theta {theta.shape}, got {v.shape}")
     nb = 2 if reference_bank else 1
+    seq = np.arange(B) if sequence_ids is None else np.asarray(sequence_ids)
+    if seq.shape != (B,) or not np.issubdtype(seq.dtype, np.integer) or (B and seq.min() < 0):
+        raise ValueError(f"sequence_ids must be {B} non-negative integers, got {sequence_ids!r}")
     th = theta.reshape(B, T, n_heads, kh).transpose(0, 2, 3, 1)  # (B, h, kh, T)
     g = gain_q(v.reshape(B, T, n_heads, kh).transpose(0, 2, 3, 1))  # (B, h, kh, T)
     if row_scaled:
@@ -150,13 +172,37 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
     G = nb * B * n_heads * kh
     coupling = np.stack(coup).reshape(G, T, T)
     omega = np.stack(omg).reshape(G, T)
+    sig = np.asarray(sigma, dtype=float)
+    if sig.ndim:  # per-oscillator noise of the mismatch draw, laid out like freq_residual
+        sigma = np.stack([np.broadcast_to(sig[bank][None, :, :, :T], (B, n_heads, kh, T))
+                          for bank in range(nb)]).reshape(G, T)
     y0 = np.broadcast_to(th[None], (nb, B, n_heads, kh, T)).reshape(G, T)
-    res = integrate_phase(omega, coupling, y0, t1=settle_cycles, n_steps=n_steps, harmonics=harmonics,
-                          sigma=sigma, seed=seed, save_every=save_every, backend=backend)
-    y1 = res.y_final
+    # one stream per network, keyed on (sequence, bank, head, coordinate): groups are ordered (bank, B, h, kh)
+    gseed = stream_seeds(seed, PURPOSE["kuramoto"], seq[None, :, None, None], np.arange(nb)[:, None, None, None],
+                         np.arange(n_heads)[None, None, :, None], np.arange(kh)[None, None, None, :]).reshape(G)
+    y_start = y0 if initial_phase_error is None else y0 + np.asarray(initial_phase_error).reshape(G, T)
+    samples = None
+    if amplitude is not None:
+        y1, samples = amplitude.integrate(omega, coupling, y_start, t1=settle_cycles, seed=gseed,
+                                          sample_times=None if readout is None else readout.sample_times())
+        res = type("R", (), {"ys": None, "ts": None, "backend": "engine (complex amplitude)"})()
+    else:
+        res = integrate_phase(omega, coupling, y_start, t1=settle_cycles, n_steps=n_steps, harmonics=harmonics,
+                              sigma=sigma, seed=gseed, save_every=save_every, backend=backend)
+        y1 = res.y_final
     if readout is not None:
-        rng = np.random.default_rng([int(seed), 0x5EAD])
-        meas = readout.measure(y1, rng if readout.noise_rad > 0 else None)
+        # the readout of each (sequence, bank) draws from its own stream (free-running window and detectors)
+        times = readout.sample_times()
+        yb, ob = y1.reshape(nb, B, -1), np.broadcast_to(omega, (G, T)).reshape(nb, B, -1)
+        sb = None if samples is None else samples.reshape(samples.shape[0], nb, B, -1)
+        meas = np.empty_like(yb)
+        for bank in range(nb):
+            for b in range(B):
+                rng = sequence_rng(seed, PURPOSE["readout"], int(seq[b]), bank)
+                sg = sigma if np.ndim(sigma) == 0 else np.reshape(sigma, (nb, B, -1))[bank, b]
+                smp = free_running_samples(yb[bank, b], ob[bank, b], sg, times, rng) if sb is None else sb[:, bank, b]
+                meas[bank, b] = readout.measure_samples(smp, rng if readout.noise_rad > 0 else None)
+        meas = meas.reshape(G, T)
     else:
         meas = y1
     dtheta = wrap(meas - y0).reshape(nb, B, n_heads, kh, T)

@@ -108,12 +108,6 @@ def test_custom_ode_harmonic_oscillator():
     assert cached_custom_loop(_harmonic, RK4(), adaptive=False) is not None
 
 
-def test_generated_kernels_are_current():
-    from oscsim.engine import _codegen
-
-    assert _codegen.target().read_text() == _codegen.render(), "run: python -m oscsim.engine._codegen"
-
-
 def test_solver_class_data():
     from oscsim.engine import Heun, StochasticHeun
 

@@ -201,11 +201,11 @@ def test_corrupt_chip_json_is_refused_naming_file_and_field(small_model, chip_js
 
 
 @pytest.mark.parametrize("path,value,field", [
-    (("device", "phase_diffusion_rad2_per_s"), 1e30, "device.phase_diffusion_rad2_per_s"),
+    (("device", "oscillator", "params", "c_load_f"), 2.1e-14, "device.oscillator.params.c_load_f"),
     (("timebase", "kappa_tau"), 5.0, "timebase.kappa_tau"),
     (("resources", "oscillators"), 1, "resources.oscillators"),
     (("layers", 0, "freq_trim_code", "data", 0, 0, 0, 0), 7, "layers[0].freq_trim_code"),
-    (("coupling_rule", "harmonics", 0, 1), 0.3, "coupling_rule.harmonics[0][1]"),
+    (("coupling_rule", "harmonics", 0, 1), 0.3, "coupling_rule.harmonics"),
 ])
 def test_edited_chip_numbers_are_refused(small_model, chip_json, tmp_path, path, value, field):
     f = tmp_path / "edited.json"

@@ -1,13 +1,25 @@
-"""Writes `_kernels.py`: one disk-cached group loop per (built-in model kernel, solver).
+"""Source of the disk-cacheable group loops: one per (built-in model kernel, solver), and one per `CustomODE`.
 
-Numba cannot cache closures or functions that take other compiled functions as arguments, so each
-combination is spelled out as a top-level function naming its step and drift as globals. Run
-``python -m oscsim.engine._codegen`` after adding a solver or a model kernel (a test checks the file is current).
+Numba cannot cache a function that takes other compiled functions as arguments (it embeds their
+addresses), so each combination of a loop template (`_templates`), a solver's ``step`` and a model's
+``drift`` is spelled out as a top-level function naming its step and drift as globals. This module only
+*renders* that source, as text, deterministically; `_kernel_cache` writes it into the user cache at first
+use and imports it from there. Nothing it generates is kept in the repository.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import inspect
+import re
 from pathlib import Path
+
+import numba
+
+from . import _templates
+
+__all__ = ["render", "render_custom", "sources_hash", "kernel_name", "FIXED_ARGS", "ADAPTIVE_ARGS"]
 
 MODEL_KERNELS = {
     # model key suffix -> (module, drift, phases)
@@ -32,6 +44,31 @@ ADAPTIVE_ARGS = (
     "y0, t0, dt, targets, save_flag, P, ws_len, n_stage, rtol, atol, max_steps, ys, yfin, n_acc, n_rej, "
     "fail_code, fail_t"
 )
+# (template in `_templates`, argument list) per kind of loop
+_KINDS = {"fixed": ("group_fixed", FIXED_ARGS), "adaptive": ("group_adaptive", ADAPTIVE_ARGS)}
+
+# Every engine source the generated loops inline or call: Numba's disk cache is keyed on the generated file
+# alone and does not notice a change in a function it calls, so all of these go into the cache key.
+_HASHED = ("_codegen", "_templates", "_coupling", "rng", "phase_network", "stuart_landau", "custom_ode")
+
+
+def kernel_name(kind: str, model_key: tuple, solver) -> str | None:
+    """Name of the generated loop for a built-in model kernel and a solver, or None if there is none.
+
+    Parameters
+    ----------
+    kind : {"fixed", "adaptive"}
+    model_key : tuple
+        ``model._kernel_key()``: a built-in model's key ends in a string; a `CustomODE`'s in its ``rhs``.
+    solver : Solver
+    """
+    if not isinstance(model_key[-1], str):
+        return None
+    suffix = model_key[0] if len(model_key) == 1 else f"{model_key[0]}_{model_key[1]}"
+    solvers = FIXED_SOLVERS if kind == "fixed" else ADAPTIVE_SOLVERS
+    if suffix not in MODEL_KERNELS or type(solver).__name__ not in solvers:
+        return None
+    return f"{kind}__{suffix}__{type(solver).__name__}"
 
 
 def _wrap(args: str, indent: str) -> str:
@@ -47,16 +84,8 @@ def _wrap(args: str, indent: str) -> str:
 
 
 def _specialise(template: str, name: str, step: str, drift: str, phases: str | None) -> str:
-    """The source of ``_loop.<template>`` with its step/drift/phases arguments replaced by globals.
-
-    (Passing compiled functions as arguments makes Numba embed their addresses, which disables caching.)
-    """
-    import inspect
-    import re
-
-    from . import _loop
-
-    src = inspect.getsource(getattr(_loop, template))
+    """The source of ``_templates.<template>`` with its step/drift/phases arguments replaced by globals."""
+    src = inspect.getsource(getattr(_templates, template))
     src = re.sub(r"@nb\.njit\([^\n]*\n", "@nb.njit(cache=True, fastmath=False)\n", src, count=1)
     src = src.replace(f"def {template}(step, drift, phases, g,", f"def {name}(g,")
     src = src.replace(f"def {template}(step, drift, g,", f"def {name}(g,")
@@ -68,10 +97,6 @@ def _specialise(template: str, name: str, step: str, drift: str, phases: str | N
 
 def _specialise_step(module: str, name: str, drift: str) -> str:
     """The source of ``solvers.<module>.step`` with its ``drift`` argument replaced by a global."""
-    import importlib
-    import inspect
-    import re
-
     mod = importlib.import_module(f"oscsim.engine.solvers.{module}")
     src = inspect.getsource(mod.step)
     src = re.sub(r"@nb\.njit\([^\n]*\n", "@nb.njit(cache=True, fastmath=True)\n", src, count=1)
@@ -80,22 +105,59 @@ def _specialise_step(module: str, name: str, drift: str) -> str:
     return src.rstrip()
 
 
-def sources_hash() -> str:
-    """Hash of every source the generated kernels inline.
+def _solver_constants_import(smod: str) -> list[str]:
+    """The import line of a solver module's private float constants (tableau entries) its step uses."""
+    m = importlib.import_module(f"oscsim.engine.solvers.{smod}")
+    consts = sorted(k for k, v in vars(m).items() if k.startswith("_") and isinstance(v, float))
+    return [f"from oscsim.engine.solvers.{smod} import {', '.join(consts)}"] if consts else []
 
-    Numba's disk cache is keyed on the generated file alone and does not notice a change in a function it
-    calls; writing this hash into the generated file makes any such change produce a new file (the
-    "generated kernels are current" test fails until ``python -m oscsim.engine._codegen`` is run), which
-    invalidates the cache.
+
+def _loop_block(kind: str, smod: str, name: str, step: str, drift: str, phases: str | None) -> list[str]:
+    """A solver step, the group loop over it, and the strided multi-group entry point ``name``."""
+    template, args = _KINDS[kind]
+    group = f"_g_{name}"
+    return [
+        "",
+        "",
+        _specialise_step(smod, step, drift),
+        "",
+        "",
+        _specialise(template, group, step, drift, phases),
+        "",
+        "",
+        "@nb.njit(cache=True, nogil=True)",
+        f"def {name}(g_first, g_step, {_wrap(args, '    ')}):",
+        "    for gp in range(g_first, y0.shape[0], g_step):",
+        f"        {group}(np.int64(gp), {_wrap(args, '            ')})",
+    ]
+
+
+_HEADER = [
+    "import numba as nb",
+    "import numpy as np",
+    "",
+    "from oscsim.engine._templates import _INV_SQRT3, _accumulate, _all_finite",
+    "from oscsim.engine.rng import fill_normals, seed_state",
+]
+
+
+def sources_hash(root: Path | None = None) -> str:
+    """Hash of the generator, the loop templates, every source the generated loops inline, and Numba's version.
+
+    Parameters
+    ----------
+    root : Path, optional
+        The engine's source directory (default: this package's).
+
+    Returns
+    -------
+    str
+        16 hex digits; the cache file of the built-in loops is named after it, so any change in these
+        sources (or a Numba upgrade) gives a new file, which Numba's disk cache sees as new.
     """
-    import hashlib
-
-    here = Path(__file__).parent
-    files = sorted(
-        [here / f"{m}.py" for m in ("_loop", "_coupling", "rng", "phase_network", "stuart_landau", "custom_ode")]
-        + list((here / "solvers").glob("*.py"))
-    )
-    h = hashlib.sha256()
+    here = Path(__file__).parent if root is None else Path(root)
+    files = sorted([here / f"{m}.py" for m in _HASHED] + list((here / "solvers").glob("*.py")))
+    h = hashlib.sha256(f"numba {numba.__version__}\n".encode())
     for f in files:
         h.update(f.name.encode())
         h.update(f.read_bytes())
@@ -103,91 +165,60 @@ def sources_hash() -> str:
 
 
 def render() -> str:
-    lines = [
-        '"""GENERATED by ``python -m oscsim.engine._codegen``: do not edit.',
-        "",
-        f"Sources hash: {sources_hash()} (a change in any inlined source regenerates this file and so",
-        "invalidates Numba's disk cache).",
-        "",
-        "One disk-cached time loop over a strided set of groups per (built-in model kernel, solver); see `_loop.py` for the body.",
-        '"""',
-        "",
-        "# ruff: noqa",
-        "import numba as nb",
-        "import numpy as np",
-        "",
-        "from ._loop import _INV_SQRT3, _accumulate",
-        "from .rng import fill_normals, seed_state",
-    ]
-    for key, (mod, drift, ph) in MODEL_KERNELS.items():
-        lines.append(f"from .{mod} import {drift}, {ph}")
-    import importlib
+    """Source of the module of built-in loops: ``{kind}__{model}__{Solver}(g_first, g_step, ...)`` per combination.
 
-    for cls, mod in {**FIXED_SOLVERS, **ADAPTIVE_SOLVERS}.items():
-        m = importlib.import_module(f"oscsim.engine.solvers.{mod}")
-        consts = sorted(k for k, v in vars(m).items() if k.startswith("_") and isinstance(v, float))
-        if consts:
-            lines.append(f"from .solvers.{mod} import {', '.join(consts)}")
-    lines += [
+    Deterministic: the same sources give the same text.
+    """
+    lines = [
+        f'"""GENERATED by oscsim.engine._codegen (sources hash {sources_hash()}): do not edit.',
         "",
+        "One disk-cached time loop over a strided set of groups per (built-in model kernel, solver);",
+        'see oscsim/engine/_templates.py for the body."""',
         "",
-        "def _suffix(model_key):",
-        "    return model_key[0] if len(model_key) == 1 else f'{model_key[0]}_{model_key[1]}'",
-        "",
-        "",
-        "def fixed_name(model_key, solver):",
-        f"    names = {sorted(f'fixed__{k}__{s}' for k in MODEL_KERNELS for s in FIXED_SOLVERS)!r}",
-        "    if not isinstance(model_key[-1], str):",
-        "        return None",
-        "    name = f'fixed__{_suffix(model_key)}__{type(solver).__name__}'",
-        "    return name if name in names else None",
-        "",
-        "",
-        "def adaptive_name(model_key, solver):",
-        f"    names = {sorted(f'adaptive__{k}__{s}' for k in MODEL_KERNELS for s in ADAPTIVE_SOLVERS)!r}",
-        "    if not isinstance(model_key[-1], str):",
-        "        return None",
-        "    name = f'adaptive__{_suffix(model_key)}__{type(solver).__name__}'",
-        "    return name if name in names else None",
+        *_HEADER,
     ]
+    imported = []
+    for mod, drift, ph in MODEL_KERNELS.values():
+        line = f"from oscsim.engine.{mod} import {drift}, {ph}"
+        if line not in imported:
+            imported.append(line)
+    for smod in {**FIXED_SOLVERS, **ADAPTIVE_SOLVERS}.values():
+        imported += _solver_constants_import(smod)
+    lines += imported
     for key, (mod, drift, ph) in MODEL_KERNELS.items():
-        for cls, smod in FIXED_SOLVERS.items():
-            lines += [
-                "",
-                "",
-                _specialise_step(smod, f"_step__{key}__{cls}", drift),
-                "",
-                "",
-                _specialise("group_fixed", f"_g_fixed__{key}__{cls}", f"_step__{key}__{cls}", drift, ph),
-                "",
-                "",
-                "@nb.njit(cache=True, nogil=True)",
-                f"def fixed__{key}__{cls}(g_first, g_step, {_wrap(FIXED_ARGS, '    ')}):",
-                "    for gp in range(g_first, y0.shape[0], g_step):",
-                f"        _g_fixed__{key}__{cls}(np.int64(gp), {_wrap(FIXED_ARGS, '            ')})",
-            ]
-        for cls, smod in ADAPTIVE_SOLVERS.items():
-            lines += [
-                "",
-                "",
-                _specialise_step(smod, f"_step__{key}__{cls}", drift),
-                "",
-                "",
-                _specialise("group_adaptive", f"_g_adaptive__{key}__{cls}", f"_step__{key}__{cls}", drift, None),
-                "",
-                "",
-                "@nb.njit(cache=True, nogil=True)",
-                f"def adaptive__{key}__{cls}(g_first, g_step, {_wrap(ADAPTIVE_ARGS, '    ')}):",
-                "    for gp in range(g_first, y0.shape[0], g_step):",
-                f"        _g_adaptive__{key}__{cls}(np.int64(gp), {_wrap(ADAPTIVE_ARGS, '            ')})",
-            ]
+        for kind, solvers in (("fixed", FIXED_SOLVERS), ("adaptive", ADAPTIVE_SOLVERS)):
+            for cls, smod in solvers.items():
+                name = f"{kind}__{key}__{cls}"
+                phases = ph if kind == "fixed" else None
+                lines += _loop_block(kind, smod, name, f"_step__{key}__{cls}", drift, phases)
     return "\n".join(lines) + "\n"
 
 
-def target() -> Path:
-    return Path(__file__).with_name("_kernels.py")
+def render_custom(mod_name: str, name: str, solver_cls: str, adaptive: bool) -> str:
+    """Source of a module with one loop ``loop(g_first, g_step, ...)`` for a module-level `CustomODE` rhs.
 
-
-if __name__ == "__main__":
-    target().write_text(render())
-    print(f"wrote {target()}")
+    Parameters
+    ----------
+    mod_name, name : str
+        Where the ``rhs`` is importable from (``from mod_name import name``).
+    solver_cls : str
+        The solver's class name (a key of `FIXED_SOLVERS` or `ADAPTIVE_SOLVERS`).
+    adaptive : bool
+    """
+    kind = "adaptive" if adaptive else "fixed"
+    smod = (ADAPTIVE_SOLVERS if adaptive else FIXED_SOLVERS)[solver_cls]
+    lines = [
+        '"""GENERATED by oscsim.engine._codegen for a CustomODE right-hand side: do not edit."""',
+        *_HEADER,
+        f"from {mod_name} import {name} as _rhs",
+        "from oscsim.engine.custom_ode import _no_phases",
+        *_solver_constants_import(smod),
+        "",
+        "",
+        "@nb.njit(cache=True)",
+        "def _drift(t, y, g, P, ws, out):",
+        "    p = P[0]",
+        "    _rhs(t, y, p[g * np.int64(p.shape[0] > 1)], out)",
+    ]
+    lines += _loop_block(kind, smod, "loop", "_step", "_drift", None if adaptive else "_no_phases")
+    return "\n".join(lines) + "\n"

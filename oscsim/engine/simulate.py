@@ -39,6 +39,30 @@ def _readonly(x):
     return x
 
 
+def _group_seeds(seed, G: int) -> np.ndarray:
+    """(G, 2) uint64 (seed, stream key) of every group: (seed, g) for an int seed, (seed[g], 0) per group."""
+    out = np.empty((G, 2), dtype=np.uint64)
+    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
+        s = 0 if seed is None else int(seed)
+        if not 0 <= s < 2**64:
+            raise ValueError(f"seed: must be an integer in [0, 2**64), got {seed!r}")
+        out[:, 0] = np.uint64(s)
+        out[:, 1] = np.arange(G, dtype=np.uint64)
+        return out
+    if isinstance(seed, (bool, float, str)):
+        raise ValueError(f"seed: must be an integer in [0, 2**64) or one such integer per group, got {seed!r}")
+    arr = np.asarray(seed)
+    if arr.shape != (G,) or not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == object):
+        raise ValueError(f"seed: per-group seeds must be an integer array of shape ({G},), got shape {arr.shape} "
+                         f"dtype {arr.dtype}")
+    vals = [int(x) for x in arr.tolist()]
+    if any(not 0 <= v < 2**64 for v in vals):
+        raise ValueError("seed: per-group seeds must be integers in [0, 2**64)")
+    out[:, 0] = np.array(vals, dtype=np.uint64)
+    out[:, 1] = np.uint64(0)
+    return out
+
+
 def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_substeps=1, **unknown) -> Solution:
     r"""Integrate G independent oscillator networks from t0 to t1.
 
@@ -58,9 +82,11 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
         (`StuartLandauNetwork`), float64 states (`CustomODE`). A 1-D array is one group.
     save : SaveEvery, SaveAt or SaveSummary, optional
         Default ``SaveEvery(1)``.
-    seed : int, optional
-        Seed of the noise (>= 0). Required when the model has noise. Group g draws from streams seeded by
-        (seed, g), so results are bit-identical whatever the number of threads.
+    seed : int or array_like of int, shape (G,), optional
+        Seed of the noise (>= 0). Required when the model has noise. With an int, group g draws from streams
+        seeded by (seed, g), so results are bit-identical whatever the number of threads. With one seed per
+        group, group g draws from streams seeded by ``seed[g]`` alone: its noise no longer depends on its
+        position in the batch (how chip inference makes a sequence's noise independent of the batch size).
     brownian_substeps : int
         m >= 1: the Brownian path is drawn on the grid dt/m and summed (with its area integrals), so a run
         with (dt, m) and one with (dt/m, 1) see the same path: this is how strong convergence is measured.
@@ -132,14 +158,9 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
             f"solver: {type(solver).__name__} is deterministic but the model has noise (sigma > 0); "
             "use EulerMaruyama, StochasticHeun or SRA1, or set sigma=0"
         )
-    if noisy:
-        if seed is None:
-            raise ValueError("seed: the model has noise, so give an explicit integer seed (>= 0)")
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
-            raise ValueError(f"seed: must be an integer in [0, 2**64), got {seed!r}")
-    elif seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
-        raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
-    seed_u = np.uint64(seed if seed is not None else 0)
+    if noisy and seed is None:
+        raise ValueError("seed: the model has noise, so give an explicit integer seed (>= 0)")
+    seed_u = _group_seeds(seed, G)
 
     # read-only views of every parameter array and fresh writable state arrays: stable Numba signatures,
     # so the disk-cached kernels are reused whatever flags the caller's arrays had

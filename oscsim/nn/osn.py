@@ -113,8 +113,11 @@ class OSNBlock(nn.Module):
             nn.init.normal_(lin.weight, std=0.02)
             nn.init.zeros_(lin.bias)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.norm1(x))
+    def forward(self, x: torch.Tensor, *, weights_fn=None) -> torch.Tensor:
+        """Block output; ``weights_fn(components) -> S`` replaces the SSA weights (see
+        :meth:`SSAAttention.forward_with_weights`)."""
+        h = self.norm1(x)
+        x = x + (self.attn(h) if weights_fn is None else self.attn.forward_with_weights(h, weights_fn))
         return x + self.ffn(self.norm2(x))
 
 
@@ -129,22 +132,31 @@ class OSNModel(nn.Module):
         self.blocks = nn.ModuleList(OSNBlock(config) for _ in range(config.n_layers))
         self.norm = nn.LayerNorm(config.d_model)
 
-    def forward(self, tokens: torch.Tensor, *, return_diagnostics: bool = False):
+    def forward(self, tokens: torch.Tensor, *, attn_override=None, return_diagnostics: bool = False):
         """Logits (B, N, V) for tokens (B, N) int64.
 
-        With ``return_diagnostics`` also a dict of per-layer ``locked_fraction`` (floats) and ``r`` tensors.
+        Parameters
+        ----------
+        tokens : (B, N) int64
+        attn_override : callable, optional
+            ``attn_override(layer_index, components) -> S`` (B, H, N, N) replaces the unnormalised SSA weights
+            of each layer (``components`` as :meth:`SSAAttention.components`); the model's own top-k,
+            normalisation, S V and projections do the rest. Chip inference fills it.
+        return_diagnostics : bool
+            Also return a dict of per-layer ``locked_fraction`` (floats) and ``r`` tensors.
         """
         if tokens.dim() != 2:
             raise ValueError(f"tokens must have shape (B, N), got {tuple(tokens.shape)}")
         x = self.embed(tokens) * math.sqrt(self.config.d_model)
         diag = {"locked_fraction": [], "r": []}
-        for blk in self.blocks:
+        for i, blk in enumerate(self.blocks):
             if return_diagnostics:
                 with torch.no_grad():
                     comp = blk.attn.components(blk.norm1(x))
                 diag["locked_fraction"].append(comp["locked_fraction"])
                 diag["r"].append(comp["r"])
-            x = blk(x)
+            fn = None if attn_override is None else (lambda comp, i=i: attn_override(i, comp))
+            x = blk(x, weights_fn=fn)
         logits = self.norm(x) @ self.embed.weight.T
         return (logits, diag) if return_diagnostics else logits
 

@@ -142,6 +142,21 @@ class SSAAttention(nn.Module):
             y = ssaf.ssa_attention(omega, theta, value, self.alpha, self.K, impl=self.impl, **kw)
         return self._merge(y)
 
+    def forward_with_weights(self, x: torch.Tensor, weights_fn) -> torch.Tensor:
+        """SSA output (B, N, d) with the unnormalised weights S supplied by ``weights_fn``.
+
+        ``weights_fn(components) -> S`` gets :meth:`components` of ``x`` and returns S (B, H, N, N) (e.g. measured
+        by an oscillator chip); the rest is this module's own: top-k, row normalisation, S V (in float64) and
+        the output projection. Chip inference fills this hook (the Kuramoto model's ``attn_override`` analogue).
+        """
+        comp = self.components(x)
+        S = torch.as_tensor(weights_fn(comp), dtype=torch.float64)
+        if S.shape != comp["S"].shape:
+            raise ValueError(f"weights_fn must return S of shape {tuple(comp['S'].shape)}, got {tuple(S.shape)}")
+        W = ssaf.normalise_weights(S, self.top_k)
+        y = (W @ comp["value"].double()).to(x.dtype)
+        return self._merge(y)
+
     def components(self, x: torch.Tensor) -> dict:
         """Per-layer quantities for the chip compiler and diagnostics (dense, no dropout).
 

@@ -51,8 +51,12 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from oscsim.nn.ssa_constants import BOUNDARIES, EPS, SMOOTH_FLOOR
+from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
+
 __all__ = [
     "EPS",
+    "normalise_weights",
     "SMOOTH_FLOOR",
     "BOUNDARIES",
     "IMPLS",
@@ -62,14 +66,6 @@ __all__ = [
     "ssa_attention",
 ]
 
-EPS = 1e-8
-"""The reference code's epsilon (threshold offset, ratio clamp, row-sum offset)."""
-
-SMOOTH_FLOOR = 1e-6
-"""Floor ε of the smooth boundary form u / sqrt(u + ε) (assumed: keeps the relative error below 5e-5 for
-u = 1 − ratio² ≥ 0.01 and the slope at the boundary below 1e3)."""
-
-BOUNDARIES = ("reference", "smooth")
 IMPLS = ("dense", "tiled", "triton", "auto")
 
 # Sequence length from which impl="auto" picks the tiled path on the CPU (the dense path is faster for
@@ -164,12 +160,6 @@ def _coupling_scale(theta: Tensor, K: Tensor, causal: bool) -> Tensor:
     return K.reshape(()) * r
 
 
-def _ratio_floor(dtype: torch.dtype) -> float:
-    """1 − hi² where hi = 1 − 1e-8 rounded to ``dtype`` (0 in float32, where hi rounds to 1)."""
-    hi = torch.tensor(1.0 - EPS, dtype=dtype)
-    return float(1.0 - hi.double() ** 2)
-
-
 def ssa_components(
     omega: Tensor,
     theta: Tensor,
@@ -224,14 +214,19 @@ def ssa_components(
     return SSAComponents(J=J, delta_omega=dw, threshold=thr, locked=locked, S=S, r=r)
 
 
-def _dense_attention(omega, theta, value, alpha, K, *, causal, boundary, top_k):
-    comp = ssa_components(omega, theta, alpha, K, causal=causal, boundary=boundary)
-    S = comp.S
+def normalise_weights(S: Tensor, top_k: int | None = None) -> Tensor:
+    """Attention weights W from unnormalised SSA weights S (…, N, N): the optional top-k per row (after the
+    locking mask), then the row normalisation S_ij / (Σ_j S_ij + 1e-8) (not a softmax)."""
     N = S.shape[-1]
     if top_k is not None and top_k < N:
         vals, idx = S.topk(top_k, dim=-1)
         S = torch.zeros_like(S).scatter(-1, idx, vals)
-    W = S / (S.sum(dim=-1, keepdim=True) + EPS)
+    return S / (S.sum(dim=-1, keepdim=True) + EPS)
+
+
+def _dense_attention(omega, theta, value, alpha, K, *, causal, boundary, top_k):
+    comp = ssa_components(omega, theta, alpha, K, causal=causal, boundary=boundary)
+    W = normalise_weights(comp.S, top_k)
     return W @ value, W
 
 

@@ -43,7 +43,8 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 from torch import Tensor
 
-from oscsim.nn.ssa_functional import BOUNDARIES, EPS, SMOOTH_FLOOR, _ratio_floor
+from oscsim.nn.ssa_constants import BOUNDARIES, EPS, SMOOTH_FLOOR
+from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
 
 __all__ = ["ssa_tiled", "TILE_ELEMENTS", "KERNELS"]
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from oscsim.nn.ssa_functional import EPS, SMOOTH_FLOOR
+from oscsim.nn.ssa_constants import EPS, SMOOTH_FLOOR
 
 __all__ = ["tile_fast_f32", "tile_exact"]
 

@@ -19,7 +19,8 @@ import os
 import torch
 from torch import Tensor
 
-from oscsim.nn.ssa_functional import BOUNDARIES, EPS, SMOOTH_FLOOR, _ratio_floor
+from oscsim.nn.ssa_constants import BOUNDARIES, EPS, SMOOTH_FLOOR
+from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
 
 try:  # optional dependency
     import triton

@@ -1,0 +1,86 @@
+"""``oscsim sweep`` and ``oscsim plot`` (entry points of the ``oscsim`` CLI)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["register_sweep", "register_plot"]
+
+
+def _run_sweep(args) -> int:
+    from .run import export_csv, run_sweep, sweep_status
+    from .spec import load_spec
+
+    if args.status:
+        if args.spec:
+            raise ValueError("--status DIR takes no SPEC")
+        st = sweep_status(args.status)
+        if args.csv is not None:
+            st["csv"] = str(export_csv(args.status, args.csv or None))
+        if args.json:
+            print(json.dumps(st, indent=1))
+        else:
+            print(f"sweep {st['name']} ({st['spec_hash']}) in {st['folder']}: {st['done']} done, {st['failed']} failed, "
+                  f"{st['remaining']} remaining of {st['n_points']}")
+            if "csv" in st:
+                print(f"wrote {st['csv']}")
+        return 0
+    if not args.spec or not args.out:
+        raise ValueError("give SPEC and --out DIR (or --status DIR)")
+    if args.workers < 0:
+        raise ValueError(f"--workers must be >= 0 (0: in this process), got {args.workers}")
+    spec = load_spec(args.spec)  # every point validated here, before any work
+    print(f"oscsim sweep: {spec.name}: {spec.n_points} points ({spec.spec_hash}) into {args.out}"
+          + (f" on the Dask cluster at {args.scheduler}" if args.scheduler else
+             f" on {args.workers} local worker process(es)" if args.workers else " in this process"),
+          file=sys.stderr)
+    run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler,
+              progress=not args.no_progress, retry_failed=args.retry_failed, spec_text=Path(args.spec).read_text())
+    st = sweep_status(args.out)
+    print(f"sweep {st['name']}: {st['done']} done, {st['failed']} failed, {st['remaining']} remaining of "
+          f"{st['n_points']}; table {Path(args.out) / 'results.parquet'}")
+    if args.csv is not None:
+        print(f"wrote {export_csv(args.out, args.csv or None)}")
+    return 1 if st["failed"] else 0
+
+
+def register_sweep(subparsers) -> None:
+    p = subparsers.add_parser(
+        "sweep", help="sweep chip parameters x seeds into a resumable parquet table (local processes or Dask)",
+        description="Run the points of a sweep spec (TOML; see examples/sweep-small.toml and docs/sweeps.md) into "
+                    "DIR/results.parquet, one row per point. Rerunning the same command resumes an interrupted "
+                    "sweep; `--status DIR` prints done/failed/remaining. Exit status 1 when a point failed.")
+    p.add_argument("spec", metavar="SPEC", nargs="?", help="sweep spec TOML")
+    p.add_argument("--out", metavar="DIR", help="sweep folder (created, or resumed if it holds this spec's sweep)")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1; 0: in this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="submit to a running dask.distributed scheduler (e.g. tcp://host:8786) instead")
+    p.add_argument("--status", metavar="DIR", default=None, help="print done/failed/remaining of a sweep folder")
+    p.add_argument("--csv", metavar="PATH", nargs="?", const="", default=None,
+                   help="also write the table as CSV (default path DIR/results.csv)")
+    p.add_argument("--retry-failed", action="store_true", help="compute again the points recorded as failed")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="--status as JSON")
+    p.set_defaults(func=_run_sweep)
+
+
+def _run_plot(args) -> int:
+    from .plot import plot_sweep
+
+    files = plot_sweep(args.dir, args.out, metrics=args.metric or None)
+    print(f"wrote {len(files)} files to {files[0].parent if files else args.out}")
+    return 0
+
+
+def register_plot(subparsers) -> None:
+    p = subparsers.add_parser("plot", help="plots of a sweep: metrics vs parameters, heatmaps, Pareto front",
+                              description="Each metric against each swept parameter (band: spread over seeds), "
+                                          "heatmaps over pairs of parameters and the Pareto front of BPC loss vs chip "
+                                          "energy per token, as PNG and SVG.")
+    p.add_argument("dir", metavar="DIR", help="sweep folder")
+    p.add_argument("--out", default=None, help="folder for the figures (default DIR/plots)")
+    p.add_argument("--metric", action="append", help="metric column to plot (repeatable; default: BPC loss, chip "
+                                                     "BPC, mean layer error, chip energy per token)")
+    p.set_defaults(func=_run_plot)

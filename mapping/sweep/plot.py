@@ -1,0 +1,283 @@
+"""Plots of a sweep table: each metric against each swept parameter (seed spread as a band), heatmaps over
+pairs of parameters, and the Pareto front of BPC loss against chip energy per token. PNG and SVG.
+
+A *design* is one combination of the swept chip parameters; the seed columns (``noise_seed`` and, when it
+comes from ``[seeds].mismatch``, ``mismatch_seed``) are repeats of a design. Curves show the mean over
+seeds, the band the min–max over seeds; where several other parameters vary too, one curve is drawn per
+combination of them (at most :data:`MAX_CURVES`, otherwise their mean, and the band then spans them too).
+Only points with ``status == 'ok'`` are drawn.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["plot_sweep", "pareto_front", "unit_of", "MAX_CURVES"]
+
+MAX_CURVES = 6
+_DEFAULT_METRICS = ("bpc_difference", "bpc_chip", "mean_layer_rel_error", "energy_chip_j_per_token")
+_LABELS = {
+    "bpc_difference": "BPC loss (chip − closed form)",
+    "bpc_chip": "BPC on the chip",
+    "bpc_closed_form": "BPC closed form",
+    "mean_layer_rel_error": "layer output rel. error (mean over layers)",
+    "energy_chip_j_per_token": "chip energy per token (attention)",
+    "energy_gpu_j_per_token": "GPU energy per token (attention, [energy] gpu_bound)",
+    "wall_s": "wall time per point",
+}
+_PARAM_UNITS = {"bits": "bits", "fraction": "fraction of f0", "spread": "relative s.d.", "seed": "",
+                "mismatch_seed": "", "noise_seed": ""}
+_SUFFIX_UNITS = (("_j_per_token", "J/token"), ("_j", "J/token"), ("_hz", "Hz"), ("_k", "K"), ("_rad", "rad"),
+                 ("cycles", "cycles"), ("_s", "s"), ("bpc_chip", "bits/char"), ("bpc_closed_form", "bits/char"),
+                 ("bpc_difference", "bits/char"), ("rel_error", "relative"), ("cosine", "1"), ("kappa_tau", "rad"),
+                 ("bits", "bits"))
+
+
+def unit_of(name: str) -> str:
+    """The unit of a column, from the naming convention of ChipConfig fields and sweep metrics (SI suffixes:
+    ``_hz``, ``_k``, ``_rad``, ``_s``, ``_j``; ``*cycles``, ``*bits``; BPC in bits per character)."""
+    leaf = name.split(".")[-1]
+    if leaf in _PARAM_UNITS:
+        return _PARAM_UNITS[leaf]
+    for suf, u in _SUFFIX_UNITS:
+        if leaf.endswith(suf):
+            return u
+    return ""
+
+
+def _label(name: str) -> str:
+    u = unit_of(name)
+    base = _LABELS.get(name, name)
+    return f"{base} [{u}]" if u else base
+
+
+def pareto_front(cost, loss) -> np.ndarray:
+    """Mask of the non-dominated points when both ``cost`` and ``loss`` are minimised.
+
+    A point is dominated when another is no worse in both and better in one. NaNs are never on the front.
+
+    Parameters
+    ----------
+    cost, loss : (n,) array-like
+
+    Returns
+    -------
+    (n,) bool array
+    """
+    c, l = np.asarray(cost, float), np.asarray(loss, float)
+    if c.shape != l.shape or c.ndim != 1:
+        raise ValueError(f"cost and loss must be 1-D of one length, got shapes {c.shape} and {l.shape}")
+    ok = np.isfinite(c) & np.isfinite(l)
+    front = np.zeros(c.shape, bool)
+    for i in np.nonzero(ok)[0]:
+        dom = ok & (c <= c[i]) & (l <= l[i]) & ((c < c[i]) | (l < l[i]))
+        front[i] = not dom.any()
+    return front
+
+
+def _key(v) -> str:
+    if isinstance(v, float) and math.isnan(v):
+        v = None
+    if isinstance(v, np.generic):
+        v = v.item()
+    return json.dumps(v)
+
+
+def _numeric(values) -> bool:
+    return all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+               and math.isfinite(float(v)) for v in values)
+
+
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "none"
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.3g}"
+    return str(v)
+
+
+def _design_label(d: dict) -> str:
+    return ", ".join(f"{k.split('.')[-1]}={_fmt(v)}" for k, v in d.items())
+
+
+def _save(fig, path: Path, formats) -> list:
+    out = []
+    for ext in formats:
+        p = path.with_suffix(f".{ext}")
+        fig.savefig(p, dpi=110, bbox_inches="tight")
+        out.append(p)
+    return out
+
+
+def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=None, formats=("png", "svg"),
+               loss: str = "bpc_difference", cost: str = "energy_chip_j_per_token") -> list[Path]:
+    """Draw the plots of a sweep folder.
+
+    Parameters
+    ----------
+    out : path
+        Sweep folder (``oscsim sweep ... --out DIR``).
+    plot_dir : path, optional
+        Where the figures go (default ``DIR/plots``).
+    metrics : list of str, optional
+        Metric columns to plot against each parameter (default: BPC loss, chip BPC, mean layer error, chip
+        energy per token, those present).
+    formats : tuple of str
+        Figure formats (matplotlib extensions).
+    loss, cost : str
+        Columns of the Pareto front (minimised both).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .run import _read_meta, load_results
+
+    out = Path(out)
+    meta = _read_meta(out)
+    df = load_results(out)
+    if len(df) == 0 or not (df["status"] == "ok").any():
+        raise ValueError(f"{out}: no finished point to plot (see `oscsim sweep --status {out}`)")
+    df = df[df["status"] == "ok"]
+    plot_dir = Path(plot_dir) if plot_dir else out / "plots"
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    seeds = set(meta.get("seed_columns", ["noise_seed"]))
+    params = [f for f in meta["swept_fields"] if f not in seeds and f in df.columns]
+    params = [p for p in params if df[p].map(_key).nunique() > 1]
+    metrics = [m for m in (metrics or _DEFAULT_METRICS) if m in df.columns]
+    if not metrics:
+        raise ValueError(f"none of the metrics {list(metrics or _DEFAULT_METRICS)} is in the table")
+    rows = df.to_dict("records")
+    nseed = len({tuple(_key(r.get(s)) for s in seeds if s in df.columns) for r in rows})
+    written: list[Path] = []
+
+    # designs: combinations of the swept parameters, with per-seed values
+    designs: dict = {}
+    for r in rows:
+        k = tuple(_key(r[p]) for p in params)
+        designs.setdefault(k, []).append(r)
+
+    # ---- metric vs parameter, band over seeds
+    for m in metrics:
+        for p in params:
+            others = [q for q in params if q != p]
+            groups: dict = {}
+            for r in rows:
+                g = tuple(_key(r[q]) for q in others)
+                groups.setdefault(g, []).append(r)
+            if len(groups) > MAX_CURVES:
+                groups = {(): rows}
+                note = f"mean over seeds and over {', '.join(others)}; band: min–max"
+            else:
+                note = f"mean over {nseed} seed(s); band: min–max over seeds"
+            xs_all = [r[p] for r in rows]
+            numeric = _numeric(xs_all)
+            cats = sorted({_key(v) for v in xs_all})
+            fig, ax = plt.subplots(figsize=(5.2, 3.6))
+            for g, rs in groups.items():
+                byx: dict = {}
+                for r in rs:
+                    byx.setdefault(_key(r[p]), []).append(float(r[m]))
+                keys = sorted(byx, key=(lambda k: float(json.loads(k))) if numeric else cats.index)
+                x = [float(json.loads(k)) if numeric else cats.index(k) for k in keys]
+                vals = [np.array(byx[k]) for k in keys]
+                mean = [np.nanmean(v) for v in vals]
+                lo = [np.nanmin(v) for v in vals]
+                hi = [np.nanmax(v) for v in vals]
+                lab = _design_label({q: json.loads(v) for q, v in zip(others, g)}) if g else None
+                line, = ax.plot(x, mean, "o-", ms=3.5, label=lab)
+                ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
+            if numeric:
+                xv = np.array([float(v) for v in xs_all])
+                if np.all(xv > 0) and xv.max() / xv.min() >= 20:
+                    ax.set_xscale("log")
+            else:
+                ax.set_xticks(range(len(cats)), [_fmt(json.loads(c)) for c in cats])
+            ax.set_xlabel(_label(p))
+            ax.set_ylabel(_label(m))
+            ax.set_title(f"{meta.get('name', '')}: {note}", fontsize=7)
+            if any(g for g in groups):
+                ax.legend(fontsize=6)
+            ax.grid(alpha=0.3)
+            written += _save(fig, plot_dir / f"{m}_vs_{p.replace('.', '_')}", formats)
+            plt.close(fig)
+
+    # ---- heatmaps over pairs of parameters (mean over seeds and the remaining parameters)
+    heat_metrics = [m for m in (loss, "mean_layer_rel_error") if m in df.columns]
+    for i, p in enumerate(params):
+        for q in params[i + 1:]:
+            for m in heat_metrics:
+                kp = sorted({_key(r[p]) for r in rows}, key=_sort_key)
+                kq = sorted({_key(r[q]) for r in rows}, key=_sort_key)
+                Z = np.full((len(kq), len(kp)), np.nan)
+                for a, x in enumerate(kp):
+                    for b, y in enumerate(kq):
+                        v = [float(r[m]) for r in rows if _key(r[p]) == x and _key(r[q]) == y]
+                        if v:
+                            Z[b, a] = np.nanmean(v)
+                fig, ax = plt.subplots(figsize=(5.2, 4.0))
+                im = ax.imshow(Z, origin="lower", aspect="auto", cmap="viridis")
+                for a in range(len(kp)):
+                    for b in range(len(kq)):
+                        if np.isfinite(Z[b, a]):
+                            ax.text(a, b, f"{Z[b, a]:.3g}", ha="center", va="center", fontsize=6, color="w")
+                ax.set_xticks(range(len(kp)), [_fmt(json.loads(k)) for k in kp], fontsize=7)
+                ax.set_yticks(range(len(kq)), [_fmt(json.loads(k)) for k in kq], fontsize=7)
+                ax.set_xlabel(_label(p))
+                ax.set_ylabel(_label(q))
+                fig.colorbar(im, ax=ax, label=_label(m))
+                ax.set_title(f"{meta.get('name', '')}: mean over seeds and other parameters", fontsize=7)
+                written += _save(fig, plot_dir / f"heatmap_{m}_{p.replace('.', '_')}_{q.replace('.', '_')}", formats)
+                plt.close(fig)
+
+    # ---- Pareto front: BPC loss vs chip energy per token, one dot per design (mean over seeds)
+    if loss in df.columns and cost in df.columns:
+        keys = list(designs)
+        c = np.array([np.nanmean([float(r[cost]) for r in designs[k]]) for k in keys])
+        lval = np.array([np.nanmean([float(r[loss]) for r in designs[k]]) for k in keys])
+        lo = np.array([np.nanmin([float(r[loss]) for r in designs[k]]) for k in keys])
+        hi = np.array([np.nanmax([float(r[loss]) for r in designs[k]]) for k in keys])
+        front = pareto_front(c, lval)
+        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        ax.errorbar(c[~front], lval[~front], yerr=[lval[~front] - lo[~front], hi[~front] - lval[~front]],
+                    fmt="o", color="0.7", ms=4, elinewidth=0.8, label="dominated designs")
+        order = np.argsort(c[front])
+        fc, fl = c[front][order], lval[front][order]
+        ax.errorbar(c[front], lval[front], yerr=[lval[front] - lo[front], hi[front] - lval[front]], fmt="o",
+                    color="C3", ms=5, elinewidth=0.8, label="Pareto front")
+        ax.plot(fc, fl, "-", color="C3", lw=1)
+        for k, x, y in zip([k for k, f in zip(keys, front) if f], c[front], lval[front]):
+            lab = _design_label({p: json.loads(v) for p, v in zip(params, k)})
+            ax.annotate(lab, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6)
+        if np.all(c[np.isfinite(c)] > 0) and np.nanmax(c) / np.nanmin(c) >= 20:
+            ax.set_xscale("log")
+        else:
+            ax.ticklabel_format(axis="x", useOffset=False)  # energies differ in the 4th digit: show them whole
+        ax.set_xlabel(_label(cost))
+        ax.set_ylabel(_label(loss))
+        ax.set_title(f"{meta.get('name', '')}: {len(keys)} designs, mean over {nseed} seed(s) "
+                     f"(bars: min–max); front: lower energy and lower loss", fontsize=7)
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        written += _save(fig, plot_dir / "pareto_bpc_loss_vs_energy", formats)
+        plt.close(fig)
+    return written
+
+
+def _sort_key(k: str):
+    v = json.loads(k)
+    if v is None:
+        return (1, 0.0, "")
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return (0, float(v), "")
+    return (2, 0.0, str(v))

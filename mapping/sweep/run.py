@@ -1,0 +1,444 @@
+"""Run a sweep: points on local worker processes or a dask.distributed cluster, one resumable parquet table.
+
+Layout of a sweep folder ``DIR``:
+
+- ``sweep.json``: the spec hash, the ordered point ids, the swept fields, the package version (written once;
+  a later run with a different spec is refused);
+- ``spec.toml``: a copy of the spec file;
+- ``parts/<point_id>.parquet``: one row per finished point, written to a temporary name and renamed
+  (``os.replace`` is atomic), so a killed run leaves either a whole part or a temporary file that readers
+  skip;
+- ``results.parquet``: the tidy table (a row per finished point in sweep order), rewritten atomically
+  from the parts each time a point finishes.
+
+A point is computed from its own parameters and seeds only (:func:`compute_point`: compile the chip from the
+point's config, :func:`mapping.run` with the point's noise seed, torch on one thread), so the table is the
+same whichever executor and worker count produced it (the wall-time columns excepted). A point that raises
+is recorded with ``status = 'error'`` and its message, and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from .spec import NOISE_SEED, SweepSpec
+
+__all__ = ["compute_point", "run_sweep", "sweep_status", "load_results", "export_csv", "SweepDirError"]
+
+RESULTS = "results.parquet"
+META = "sweep.json"
+PARTS = "parts"
+_MAX_POOL_RESTARTS = 3  # local pool: a worker that dies (OOM, kill) is replaced this many times per run
+
+
+class SweepDirError(ValueError):
+    """A sweep folder that cannot be used for this spec (made by another spec, or damaged)."""
+
+
+# --------------------------------------------------------------------------------------- worker side
+_CACHE: dict = {}  # per process: models and token windows, loaded once per worker
+
+
+def _model(checkpoint: str):
+    if ("model", checkpoint) not in _CACHE:
+        from ..compiler import load_model, model_fingerprint
+
+        model, _ = load_model(checkpoint)
+        model.eval()
+        _CACHE[("model", checkpoint)] = (model, model_fingerprint(model))
+    return _CACHE[("model", checkpoint)]
+
+
+def _tokens(model, tokens: dict):
+    key = ("tokens", json.dumps(tokens, sort_keys=True), int(model.config.seq_len))
+    if key not in _CACHE:
+        from oscsim.data import eval_windows, load_shakespeare
+
+        T = tokens["seq_len"] or int(model.config.seq_len)
+        if T > int(model.config.seq_len):
+            raise ValueError(f"tokens.seq_len = {T} is longer than the model's seq_len ({model.config.seq_len})")
+        data = load_shakespeare().split(tokens["split"])
+        x, y = eval_windows(data, T, max_windows=tokens["windows"])
+        if x.shape[0] < tokens["windows"]:
+            raise ValueError(f"tokens.windows = {tokens['windows']}: the {tokens['split']} split holds only "
+                             f"{x.shape[0]} windows of {T}")
+        _CACHE[key] = (x, y)
+    return _CACHE[key]
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    return float(sum(xs) / len(xs)) if xs else math.nan
+
+
+def _metrics(chip, res, y, T: int, groups) -> dict:
+    out = {"kappa_tau": float(chip.config.kappa_tau)}
+    if "bpc" in groups:
+        b = res.bpc(y)
+        out["bpc_chip"] = float(b["bpc_chip"])
+        out["bpc_closed_form"] = float(b["bpc_closed_form"])
+        out["bpc_difference"] = out["bpc_chip"] - out["bpc_closed_form"]
+    if "fidelity" in groups:
+        whole = []
+        for i, L in enumerate(res.layers):
+            for k, v in L.items():  # whole-layer scalars, then per-head lists as means over heads
+                if isinstance(v, list):
+                    out[f"layer{i}_{k}_head_mean"] = _mean(v)
+                else:
+                    out[f"layer{i}_{k.removeprefix('layer_')}"] = math.nan if v is None else float(v)
+            whole.append(L.get("layer_rel_error"))
+        out["mean_layer_rel_error"] = _mean(whole)
+    if "energy" in groups:
+        from ..energy import energy_report
+
+        en = energy_report(chip, T)
+        out["energy_chip_j_per_token"] = float(en["energy_per_token_chip_j"])
+        out["energy_gpu_j_per_token"] = float(en["energy_per_token_gpu_j"])
+        for k, v in en["breakdown"].items():
+            out[f"energy_{k}"] = float(v)
+    if "wall_time" in groups:
+        out["chip_wall_s"] = float(res.wall_s)
+    return out
+
+
+def compute_point(task: dict) -> dict:
+    """Compute one sweep point in this process and return its table row (never raises for a point error).
+
+    Parameters
+    ----------
+    task : dict
+        ``point_id``, ``point_index``, ``params`` (swept values), ``config`` (the full nested config dict),
+        ``noise_seed``, ``checkpoint``, ``tokens`` (TokenSpec as a dict), ``metrics``, ``spec_hash``.
+
+    Returns
+    -------
+    dict
+        One row: ids, the swept parameters, ``status`` ('ok' or 'error'), ``error``, the metrics, the model
+        fingerprint, the package version and the spec hash.
+    """
+    from oscsim import __version__
+
+    t0 = time.perf_counter()
+    row = {"point_id": task["point_id"], "point_index": int(task["point_index"]), **task["params"],
+           "status": "ok", "error": None}
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)  # one thread per point: reductions in one fixed order, workers do not compete
+        from ..compiler import compile as compile_chip
+        from ..config import config_from_dict
+        from ..inference import run
+
+        model, fp = _model(task["checkpoint"])
+        row["model_fingerprint"] = fp
+        cfg = config_from_dict(task["config"])
+        x, y = _tokens(model, task["tokens"])
+        chip = compile_chip(model, cfg, checkpoint=task["checkpoint"])
+        res = run(chip, x, seed=int(task["noise_seed"]), progress=False)
+        row.update(_metrics(chip, res, y, int(x.shape[1]), task["metrics"]))
+    except Exception as exc:  # a failing point is a result: record it, the sweep goes on
+        row["status"] = "error"
+        tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        row["error"] = f"{type(exc).__name__}: {exc} | {''.join(tb[-3:]).strip()[-1500:]}"
+    finally:
+        torch.set_num_threads(threads)  # in-process runs (workers=0) leave the caller's setting alone
+    if "wall_time" in task["metrics"]:
+        row["wall_s"] = time.perf_counter() - t0
+    row["config_json"] = json.dumps(task["config"], sort_keys=True)
+    row["oscsim_version"] = __version__
+    row["spec_hash"] = task["spec_hash"]
+    return row
+
+
+def _error_row(task: dict, message: str) -> dict:
+    from oscsim import __version__
+
+    return {"point_id": task["point_id"], "point_index": int(task["point_index"]), **task["params"],
+            "status": "error", "error": message, "config_json": json.dumps(task["config"], sort_keys=True),
+            "oscsim_version": __version__, "spec_hash": task["spec_hash"]}
+
+
+def _init_worker() -> None:
+    # Numba's thread pool is sized from the environment at its first import: keep each worker to one thread.
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+# ------------------------------------------------------------------------------------------ the folder
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _write_df(df, path: Path) -> None:
+    import io
+
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    _atomic_write_bytes(path, buf.getvalue())
+
+
+def _read_meta(out: Path) -> dict:
+    p = out / META
+    if not p.is_file():
+        raise SweepDirError(f"{out} is not a sweep folder (no {META}); run `oscsim sweep SPEC --out {out}` first")
+    try:
+        return json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        raise SweepDirError(f"{p} is damaged ({exc}); start the sweep in a new folder") from None
+
+
+def _read_parts(out: Path, valid_ids) -> dict:
+    """{point_id: one-row DataFrame} of the finished points. Temporary files (a write cut short) are skipped;
+    a part that cannot be read is ignored (its point is computed again)."""
+    parts = {}
+    d = out / PARTS
+    if not d.is_dir():
+        return parts
+    for p in sorted(d.glob("*.parquet")):
+        pid = p.stem
+        if pid not in valid_ids:
+            continue
+        try:
+            t = _read_part(p)
+        except Exception as exc:
+            print(f"oscsim sweep: ignoring unreadable part {p.name} ({type(exc).__name__}); it is recomputed",
+                  file=sys.stderr)
+            continue
+        if t.num_rows == 1 and t.column("point_id")[0].as_py() == pid:
+            parts[pid] = t
+    return parts
+
+
+def _read_part(path: Path):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).replace_schema_metadata(None)
+
+
+def _table(parts: dict, order: dict):
+    """The parts in sweep order as one arrow table. Column types are unified by arrow's permissive promotion
+    (a parameter that is None in one row and 4 in another is an int64 column with a null), so the table
+    depends only on the rows, not on the order in which they finished."""
+    import pyarrow as pa
+
+    return pa.concat_tables([parts[pid] for pid in sorted(parts, key=order.__getitem__)],
+                            promote_options="permissive")
+
+
+def _compact(out: Path, parts: dict, order: dict) -> None:
+    import io
+
+    import pyarrow.parquet as pq
+
+    if not parts:
+        return
+    buf = io.BytesIO()
+    pq.write_table(_table(parts, order), buf)
+    _atomic_write_bytes(out / RESULTS, buf.getvalue())
+
+
+def load_results(out: str | Path):
+    """The sweep table (pandas DataFrame), one row per finished point in sweep order.
+
+    Built from the part files, so it is complete even if the last rewrite of ``results.parquet`` was cut
+    short."""
+    import pandas as pd
+
+    out = Path(out)
+    meta = _read_meta(out)
+    order = {pid: i for i, pid in enumerate(meta["point_ids"])}
+    parts = _read_parts(out, order)
+    if not parts:
+        return pd.DataFrame(columns=["point_id", "point_index", "status"])
+    return _table(parts, order).to_pandas()
+
+
+def sweep_status(out: str | Path) -> dict:
+    """Counts of a sweep folder: ``n_points``, ``done`` (ok), ``failed``, ``remaining``, with the spec hash."""
+    out = Path(out)
+    meta = _read_meta(out)
+    df = load_results(out)
+    ok = int((df["status"] == "ok").sum()) if len(df) else 0
+    failed = int((df["status"] == "error").sum()) if len(df) else 0
+    n = int(meta["n_points"])
+    return {"name": meta.get("name"), "spec_hash": meta["spec_hash"], "n_points": n, "done": ok, "failed": failed,
+            "remaining": n - ok - failed, "folder": str(out)}
+
+
+def export_csv(out: str | Path, path: str | Path | None = None) -> Path:
+    """Write the sweep table as CSV (default ``DIR/results.csv``); returns the path."""
+    out = Path(out)
+    path = Path(path) if path else out / "results.csv"
+    df = load_results(out)
+    _atomic_write_bytes(path, df.to_csv(index=False).encode())
+    return path
+
+
+def _prepare(spec: SweepSpec, out: Path, spec_text: str | None) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / PARTS).mkdir(exist_ok=True)
+    from oscsim import __version__
+
+    if (out / META).is_file():
+        meta = _read_meta(out)
+        if meta.get("spec_hash") != spec.spec_hash:
+            raise SweepDirError(f"{out} holds a sweep made by a different spec (hash {meta.get('spec_hash')}; this "
+                                f"spec has {spec.spec_hash}); resume with the original spec or use a new --out")
+        return meta
+    meta = {"name": spec.name, "spec_hash": spec.spec_hash, "n_points": spec.n_points,
+            "point_ids": [p.point_id for p in spec.points], "swept_fields": list(spec.swept_fields),
+            "noise_seed_column": NOISE_SEED, "seed_columns": [NOISE_SEED] + (["mismatch_seed"] if
+                                                                            spec.mismatch_seeds else []),
+            "metrics": list(spec.metrics), "checkpoint": spec.checkpoint, "oscsim_version": __version__,
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if spec_text is not None:
+        _atomic_write_bytes(out / "spec.toml", spec_text.encode())
+    _atomic_write_bytes(out / META, json.dumps(meta, indent=1).encode())
+    return meta
+
+
+def _tasks(spec: SweepSpec) -> list:
+    import dataclasses
+
+    from ..config import config_to_dict
+
+    tok = dataclasses.asdict(spec.tokens)
+    return [{"point_id": p.point_id, "point_index": p.index, "params": p.params, "config": config_to_dict(p.config),
+             "noise_seed": p.noise_seed, "checkpoint": spec.checkpoint, "tokens": tok, "metrics": list(spec.metrics),
+             "spec_hash": spec.spec_hash} for p in spec.points]
+
+
+# ----------------------------------------------------------------------------------------- executors
+def _run_local(todo, workers, sink):
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process holding torch/numba threads
+    restarts = 0
+    pending = {t["point_id"]: t for t in todo}
+    while pending:
+        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker)
+        futs = {pool.submit(compute_point, t): pid for pid, t in pending.items()}
+        broken = False
+        try:
+            for fut in cf.as_completed(futs):
+                try:
+                    row = fut.result()
+                except cf.process.BrokenProcessPool:
+                    broken = True
+                    break
+                pending.pop(futs[fut], None)
+                sink(row)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=not broken, cancel_futures=True)
+        if broken:
+            restarts += 1
+            if restarts > _MAX_POOL_RESTARTS:
+                raise RuntimeError(f"worker processes died {restarts} times (killed, or out of memory); "
+                                   f"{len(pending)} points remain; finished points are saved: rerun to resume")
+            print(f"oscsim sweep: a worker process died; restarting the pool for the {len(pending)} remaining points",
+                  file=sys.stderr)
+
+
+def _run_dask(todo, scheduler, sink):
+    from distributed import Client, as_completed
+
+    client = Client(scheduler, timeout="30s", set_as_default=False)
+    try:
+        with client.as_current():  # as_completed finds the client through the "current" one
+            futs = {client.submit(compute_point, t, key=f"oscsim-sweep-{t['spec_hash']}-{t['point_id']}",
+                                  pure=False): t for t in todo}
+            for fut in as_completed(list(futs)):
+                t = futs[fut]
+                try:
+                    row = fut.result()
+                except Exception as exc:  # e.g. KilledWorker: the point crashed several workers in turn
+                    row = _error_row(t, f"lost on the cluster: {type(exc).__name__}: {exc}")
+                sink(row)
+                fut.release()
+    finally:
+        client.close()
+
+
+def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: str | None = None,
+              progress: bool | None = None, retry_failed: bool = False, spec_text: str | None = None):
+    """Run (or resume) a sweep into the folder ``out`` and return its table.
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        From :func:`mapping.sweep.load_spec`; every point is already validated.
+    out : path
+        Sweep folder. Created if needed; if it holds this spec's sweep, finished points are kept and only the
+        others are computed; a folder of another spec is refused (:class:`SweepDirError`).
+    workers : int
+        Local worker processes (spawned); 0 computes the points in this process. Ignored with ``scheduler``.
+    scheduler : str, optional
+        Address of a running ``dask.distributed`` scheduler (``tcp://host:8786``); the points are submitted
+        to it (its workers must have this package installed).
+    progress : bool, optional
+        tqdm bar over points with an ETA on stderr (default: when stderr is a terminal).
+    retry_failed : bool
+        Compute again the points recorded with ``status = 'error'``.
+    spec_text : str, optional
+        The spec file's text, copied to ``out/spec.toml`` when the folder is created.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table (also in ``out/results.parquet``).
+    """
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be an integer >= 0 (0: in this process), got {workers!r}")
+    out = Path(out)
+    meta = _prepare(spec, out, spec_text)
+    order = {pid: i for i, pid in enumerate(meta["point_ids"])}
+    parts = _read_parts(out, order)
+    if retry_failed:
+        parts = {k: v for k, v in parts.items() if v.column("status")[0].as_py() == "ok"}
+    tasks = [t for t in _tasks(spec) if t["point_id"] not in parts]
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bar = tqdm(total=spec.n_points, initial=len(parts), disable=not progress, desc=f"sweep {spec.name}",
+               unit="point", file=sys.stderr, dynamic_ncols=True)
+
+    def sink(row: dict) -> None:
+        pid = row["point_id"]
+        path = out / PARTS / f"{pid}.parquet"
+        _write_df(pd.DataFrame([row]), path)
+        parts[pid] = _read_part(path)  # the table is built from what is on disk, fresh or resumed alike
+        _compact(out, parts, order)
+        bar.update(1)
+        if row["status"] != "ok":
+            bar.write(f"oscsim sweep: point {row['point_index']} ({pid}) failed: {str(row['error'])[:200]}")
+
+    try:
+        if not tasks:
+            pass
+        elif scheduler:
+            _run_dask(tasks, scheduler, sink)
+        elif workers == 0:
+            for t in tasks:
+                sink(compute_point(t))
+        else:
+            _run_local(tasks, min(workers, len(tasks)), sink)
+    finally:
+        bar.close()
+    _compact(out, parts, order)
+    return load_results(out)
