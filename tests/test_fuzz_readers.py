@@ -215,10 +215,17 @@ def test_edited_chip_numbers_are_refused(small_model, chip_json, tmp_path, path,
 
 
 def test_chip_json_round_trip_for_several_configs(small_model, tmp_path):
+    from mapping.stno_chip import PhaseReductionWarning
+
     for cfg in (ChipConfig(), ChipConfig.ideal(), ChipConfig(device="spin-torque", trim_bits=None),
                 ChipConfig(coupling=CouplingConfig(bits=3, spread=0.1), mismatch_seed=5)):
-        chip = compile(small_model, cfg)
-        back = load_chip(chip.save(tmp_path / "c.json"), model=small_model)
+        if cfg.device == "spin-torque":  # the default window is far too short for the STNO phase model: warned
+            with pytest.warns(PhaseReductionWarning):
+                chip = compile(small_model, cfg)
+                back = load_chip(chip.save(tmp_path / "c.json"), model=small_model)
+        else:
+            chip = compile(small_model, cfg)
+            back = load_chip(chip.save(tmp_path / "c.json"), model=small_model)
         assert back.to_json() == json.loads(json.dumps(chip.to_json()))
 
 
