@@ -72,11 +72,11 @@ def test_nan_in_chip_json_is_refused(chip_file, model, tmp_path):
     _, path = chip_file
     text = path.read_text()
     d = json.loads(text)
-    d["layers"][0]["freq_residual_rel"]["data"][0][0][0][0] = 1.5
-    bad = json.dumps(d).replace("1.5", "NaN", 1)
+    d["layers"][0]["freq_residual_rel"]["data"][0][0][0][0] = 1.23456789  # a unique number, replaced by NaN
+    bad = json.dumps(d).replace("1.23456789", "NaN", 1)
     p = tmp_path / "nan.json"
     p.write_text(bad)
-    with pytest.raises(ValueError, match="non-finite|NaN"):
+    with pytest.raises(ValueError, match=r"layers\[0\]\.freq_residual_rel\.data\[0\]\[0\]\[0\]\[0\] holds the non-finite number nan"):
         load_chip(p, model=model)
 
 
