@@ -70,7 +70,8 @@ def _compare_kuramoto(chip, tokens, layer, head, plot_dir, seed):
         coupler_gain=lm.coupler_gain() if lm.coupler_spread_rel > 0 else None,
         sigma=chip.timebase["sigma_rad_per_sqrt_cycle"], readout=chip_readout(chip),
         seed=layer_seed(seed, layer), reference_bank=lm.banks == 2, save_every=1,
-        row_scaled=cfg.coupling.row_scaled, **kuramoto_chip_extras(chip))
+        row_scaled=cfg.coupling.row_scaled,
+        **kuramoto_chip_extras(chip, lm, np.zeros(1, dtype=np.int64), theta.shape[1], layer_seed(seed, layer)))
     attn = model.layers[layer].attn
     va = torch.from_numpy(out.va)
     delta_chip = attn.apply_bound(va.to(theta.dtype), torch.from_numpy(out.a).to(theta.dtype) if out.a is not None
