@@ -141,11 +141,17 @@ def _kuramoto_override(chip: Chip, stats, seed, seq_ids, backend, info):
         bank = lm.banks == 2
         fr = units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel)
         cg = lm.coupler_gain() if lm.coupler_spread_rel > 0 else None
-        out = kuramoto_chip_step(
+        step = kuramoto_chip_step
+        if cfg.device == "ring-circuit":  # node-voltage SDEs of every ring and coupler (mapping.circuit_chip)
+            from .circuit_chip import circuit_step_for
+
+            step = circuit_step_for(chip, i)
+        out = step(
             theta.detach().double().numpy(), parts.A.detach().double().numpy(), parts.v.detach().double().numpy(),
             n_heads=lm.n_heads, kappa=cfg.kappa, settle_cycles=cfg.settle_cycles, n_steps=n_steps,
             coupling_q=lm.coupling_quantiser, gain_q=lm.gain_quantiser, harmonics=harmonics,
-            freq_residual=fr if np.any(fr) else None, coupler_gain=cg, sigma=sigma, readout=readout,
+            freq_residual=fr if np.any(fr) else None, coupler_gain=cg, readout=readout,
+            sigma=sigma * np.sqrt(lm.diffusion_rel) if sigma and np.any(lm.diffusion_rel != 1) else sigma,
             seed=layer_seed(seed, i), reference_bank=bank, backend=backend,
             row_scaled=cfg.coupling.row_scaled, sequence_ids=seq_ids, **extras,
             **kuramoto_chip_extras(chip, lm, seq_ids, T, layer_seed(seed, i), amplitude=False))

@@ -78,7 +78,7 @@ def test_injected_chip_error_falls_with_cycles_and_is_charged():
     cfg = ChipConfig(device="ring-macromodel", injection=InjectionConfig(mode="injected", cycles=20.0))
     chip = compile(model, cfg)
     e = energy_report(chip)
-    assert e["breakdown"]["injection_j"] > 0 and "configured t_inj" in e["sources"]["injection_j"]
+    assert e["breakdown"]["injection_j"] > 0 and "mapping.injection" in e["sources"]["injection_j"]
     assert injection_time_s(cfg, chip.device.f0_hz) == pytest.approx(20.0 / chip.device.f0_hz)
     assert e["timeline_s"]["injection"] == pytest.approx(20.0 / chip.device.f0_hz)
     cfg40 = cfg.replace(injection=InjectionConfig(mode="injected", cycles=40.0))

@@ -26,7 +26,7 @@ _LABELS = {
     "bpc_closed_form": "BPC closed form",
     "mean_layer_rel_error": "layer output rel. error (mean over layers)",
     "energy_chip_j_per_token": "chip energy per token (attention)",
-    "energy_gpu_j_per_token": "GPU energy per token (attention, roofline)",
+    "energy_gpu_j_per_token": "GPU energy per token (attention, [energy] gpu_bound)",
     "wall_s": "wall time per point",
 }
 _PARAM_UNITS = {"bits": "bits", "fraction": "fraction of f0", "spread": "relative s.d.", "seed": "",
@@ -261,6 +261,8 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
             ax.annotate(lab, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6)
         if np.all(c[np.isfinite(c)] > 0) and np.nanmax(c) / np.nanmin(c) >= 20:
             ax.set_xscale("log")
+        else:
+            ax.ticklabel_format(axis="x", useOffset=False)  # energies differ in the 4th digit: show them whole
         ax.set_xlabel(_label(cost))
         ax.set_ylabel(_label(loss))
         ax.set_title(f"{meta.get('name', '')}: {len(keys)} designs, mean over {nseed} seed(s) "
