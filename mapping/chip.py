@@ -307,6 +307,12 @@ class Chip:
             from .stno_chip import regime_summary
 
             s += "\n" + regime_summary(self.timebase["stno"])
+        pvt = self.timebase.get("pvt")
+        if isinstance(pvt, dict) and pvt.get("drift_rel"):  # trimmed at T_cal, run at T (mapping.drift)
+            kap = self.timebase["kappa_rad_per_cycle"] / (2 * math.pi)
+            s += (f"\ntrimmed at {pvt['calibration_temperature_k']:g} K, run at {self.config.temperature_k:g} K: "
+                  f"common-mode drift {pvt['drift_rel']:+.3g} of f0 = {pvt['drift_rel'] / kap:+.3g} x the coupling "
+                  f"kappa (fixed reference clock)")
         v = self.macromodel_validity(warn=True, stacklevel=3)
         if v is not None:
             s += "\n" + v["message"]
