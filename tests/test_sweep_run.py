@@ -199,3 +199,26 @@ def test_a_folder_of_another_spec_is_refused(spec_path, reference, tmp_path):
     other.write_text(SPEC.replace("noise = [0, 1]", "noise = [0, 2]"))
     with pytest.raises(SweepDirError, match="different spec"):
         run_sweep(load_spec(other), tmp_path, workers=0, progress=False)
+
+
+@pytest.mark.slow
+def test_local_worker_killed_is_replaced(spec_path, reference, tmp_path):
+    """A local worker process killed mid-sweep (OOM killer, kill -9): the pool is rebuilt, no point is lost."""
+    import multiprocessing
+
+    spec = load_spec(spec_path)
+    box = {}
+    th = threading.Thread(target=lambda: box.update(df=run_sweep(spec, tmp_path, workers=1, progress=False)))
+    th.start()
+    killed = None
+    deadline = time.time() + 240
+    while time.time() < deadline and killed is None and th.is_alive():
+        kids = [p for p in multiprocessing.active_children() if p.pid]
+        if kids and (tmp_path / PARTS).is_dir() and len(list((tmp_path / PARTS).glob("*.parquet"))) >= 1:
+            killed = kids[0].pid
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.01)
+    th.join(timeout=300)
+    assert killed is not None, "the sweep finished before its worker could be killed"
+    assert "df" in box
+    _same_table(box["df"], reference)
