@@ -3,6 +3,9 @@
 Public API (SI units throughout; see docs/devices.md for the device interface used by ``mapping``).
 """
 
+from hw_models.couplers import coupler_current
+from hw_models.devices import (IdealOscillator, Oscillator, RingOscillator, SpinTorqueOscillator, device_for,
+                               device_from_dict, make_device)
 from hw_models.energy import coupler_power, ring_power_circuit, ring_power_cv2f, stno_power
 from hw_models.ideal import ideal_phase_network, ring_phase_network
 from hw_models.interface import (DeviceInstances, coupler_programming_energy, coupling_function, draw_mismatch,
@@ -13,7 +16,8 @@ from hw_models.noise import (isf_diffusion, isf_rms, measure_phase_diffusion, no
                              thermal_current_psd)
 from hw_models.params import (IdealOscillatorParams, ResistiveCoupler, RingOscillatorParams, STNOParams,
                               TransmissionGateCoupler, TransconductanceCoupler)
-from hw_models.presets import PRESETS, cmos_65nm_coupler, cmos_65nm_ring, ideal_oscillator, vortex_stno
+from hw_models.presets import (PRESET_SOURCES, PRESETS, cmos_65nm_coupler, cmos_65nm_ring, cmos_65nm_transconductor,
+                               ideal_oscillator, level1_180nm_ring, vortex_stno)
 from hw_models.ring import Coupling, RingMismatch, RingNetwork, pack_ring_params, ring_initial_state, ring_rhs
 from hw_models.ring_macro import (CouplingFunction, LimitCycle, limit_cycle, locking_range_two_rings,
                                   macro_locking_boundary, ring_coupling_function)
@@ -26,6 +30,9 @@ from hw_models.stno import (simulate_stno, stno_coupling_function, stno_diffusio
 from hw_models.waveform import crossing_times, frequency_amplitude
 
 __all__ = [
+    # device objects (the protocol mapping uses)
+    "Oscillator", "RingOscillator", "SpinTorqueOscillator", "IdealOscillator", "device_for", "make_device",
+    "device_from_dict", "coupler_current", "cmos_65nm_transconductor", "level1_180nm_ring", "PRESET_SOURCES",
     # params and presets
     "RingOscillatorParams", "ResistiveCoupler", "TransmissionGateCoupler", "TransconductanceCoupler", "STNOParams", "IdealOscillatorParams",
     "cmos_65nm_ring", "cmos_65nm_coupler", "vortex_stno", "ideal_oscillator", "PRESETS",

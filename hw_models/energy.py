@@ -44,13 +44,18 @@ def ring_power_circuit(ring: RingOscillatorParams) -> float:
 def coupler_power(ring: RingOscillatorParams, coupler, delta_rad: float = math.pi / 2, node_a: int = 0,
                   node_b: int = 0) -> float:
     """Average power dissipated in one coupler between two identical rings at phase difference Δ [W]."""
-    from hw_models.ring_macro import coupler_current, limit_cycle
+    from hw_models.couplers import coupler_current
+    from hw_models.ring_macro import limit_cycle
 
     lc = limit_cycle(ring)
     M = len(lc.theta)
     shift = int(round(delta_rad / (2 * math.pi) * M)) % M
     va = lc.x[:, node_a]
     vb = np.roll(lc.x[:, node_b], -shift)
+    from hw_models.params import TransconductanceCoupler
+
+    if isinstance(coupler, TransconductanceCoupler):
+        return coupler.power(ring)
     i = coupler_current(coupler, ring, va, vb)
     return float(np.mean(i * (vb - va)))
 

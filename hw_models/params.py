@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from hw_models.constants import T_ROOM_K
 
 __all__ = [
+    "check_ranges",
     "RingOscillatorParams",
     "ResistiveCoupler",
     "TransmissionGateCoupler",
@@ -28,11 +29,51 @@ def _positive(obj, *names):
             raise ValueError(f"{type(obj).__name__}.{n} must be a finite number > 0, got {v!r}")
 
 
+def check_ranges(obj, ranges: dict, where: str | None = None):
+    """Refuse field values outside ``ranges`` {field: (lo, hi, unit)} with a message naming the field.
+
+    Used when params come from a file (chip JSON, TOML): a number that passes the type checks but is
+    outside any physical device (``harmonics`` of 1e6, a 1 F load) is a corrupt or mistyped file.
+    """
+    where = where or type(obj).__name__
+    for name, (lo, hi, unit) in ranges.items():
+        v = getattr(obj, name)
+        vals = [x for row in v for x in row] if name == "harmonics" else [v]
+        for x in vals:
+            if not (isinstance(x, (int, float)) and math.isfinite(x) and lo <= x <= hi):
+                raise ValueError(f"{where}.{name} = {v!r} is outside the physical range [{lo:g}, {hi:g}] {unit}")
+
+
 def _nonneg(obj, *names):
     for n in names:
         v = getattr(obj, n)
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
             raise ValueError(f"{type(obj).__name__}.{n} must be a finite number >= 0, got {v!r}")
+
+
+def _require(coupler, sign, one_way, argument):
+    if not coupler.can_realise(sign, one_way):
+        what = []
+        if sign < 0:
+            what.append("a negative coupling")
+        if one_way:
+            what.append("a one-way (causal) coupling")
+        raise ValueError(
+            f"{argument}: a {type(coupler).__name__} cannot realise {' and '.join(what)} (it is a "
+            f"{'bidirectional, positive' if coupler.bidirectional else 'unilateral'} element); use a "
+            f"TransconductanceCoupler (unilateral, sign by a differential swap) for a causal, signed matrix")
+
+
+def _vdd(device):
+    p = getattr(device, "params", device)
+    return float(p.vdd_v)
+
+
+def _coupler_power(coupler, device, delta_rad):
+    # the device object computes it from its limit cycle (params hold no behaviour that needs the circuit)
+    if not hasattr(device, "coupler_power"):
+        raise ValueError(f"device must be a RingOscillator (hw_models.devices), got {type(device).__name__}")
+    return device.coupler_power(coupler, delta_rad)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +170,22 @@ class RingOscillatorParams:
         """Pelgrom σ(V_T) of one PMOS [V]: A_VT/√(2 W L)."""
         return self.a_vt_p_v_m / math.sqrt(2.0 * self.w_p_m * self.l_p_m)
 
+    RANGES = {
+        # assumed envelopes of any planar CMOS process from 22 nm to 1 um (not a fit: they catch corrupt files)
+        "n_stages": (3, 1001, "stages"), "vdd_v": (0.2, 5.0, "V"), "c_load_f": (1e-18, 1e-9, "F"),
+        "vto_n_v": (0.0, 2.0, "V"), "vto_p_v": (-2.0, 0.0, "V"), "kp_n_a_per_v2": (1e-7, 1e-2, "A/V^2"),
+        "kp_p_a_per_v2": (1e-7, 1e-2, "A/V^2"), "lambda_n_per_v": (0.0, 2.0, "1/V"),
+        "lambda_p_per_v": (0.0, 2.0, "1/V"), "w_n_m": (1e-9, 1e-3, "m"), "l_n_m": (1e-9, 1e-4, "m"),
+        "w_p_m": (1e-9, 1e-3, "m"), "l_p_m": (1e-9, 1e-4, "m"), "temperature_k": (1.0, 1000.0, "K"),
+        "noise_gamma": (0.0, 5.0, "(dimensionless)"), "a_vt_n_v_m": (0.0, 1e-7, "V m"),
+        "a_vt_p_v_m": (0.0, 1e-7, "V m"), "sigma_c_rel": (0.0, 0.5, "(relative)"),
+    }
+    """Physical envelope of every field (assumed), checked by :meth:`check_ranges` on params read from files."""
+
+    def check_ranges(self, where: str | None = None) -> "RingOscillatorParams":
+        check_ranges(self, self.RANGES, where)
+        return self
+
     def replace(self, **changes) -> "RingOscillatorParams":
         """A copy with some fields changed (validated again)."""
         valid = {f.name for f in fields(self)}
@@ -156,6 +213,23 @@ class ResistiveCoupler:
     def conductance_s(self) -> float:
         return 1.0 / self.resistance_ohm
 
+    bidirectional = True
+    """A resistor carries current both ways: the receiver loads the source (symmetric coupling only)."""
+    unilateral = False
+    kind = "resistive"
+
+    def can_realise(self, sign: int = 1, one_way: bool = False) -> bool:
+        """A resistor between two nodes realises only a positive, symmetric coupling."""
+        return sign > 0 and not one_way
+
+    def require(self, sign: int = 1, one_way: bool = False, argument: str = "coupler"):
+        _require(self, sign, one_way, argument)
+        return self
+
+    def power(self, device, delta_rad: float = math.pi / 2) -> float:
+        """Static dissipation [W] between two copies of ``device`` (a ring) at phase difference Δ."""
+        return _coupler_power(self, device, delta_rad)
+
 
 @dataclass(frozen=True, kw_only=True)
 class TransmissionGateCoupler:
@@ -177,6 +251,23 @@ class TransmissionGateCoupler:
         _positive(self, "w_n_m", "w_p_m", "l_m")
         _nonneg(self, "sigma_rel")
 
+    bidirectional = True
+    """A pass gate conducts both ways (symmetric coupling only)."""
+    unilateral = False
+    kind = "transmission-gate"
+
+    def can_realise(self, sign: int = 1, one_way: bool = False) -> bool:
+        """A transmission gate between two nodes realises only a positive, symmetric coupling."""
+        return sign > 0 and not one_way
+
+    def require(self, sign: int = 1, one_way: bool = False, argument: str = "coupler"):
+        _require(self, sign, one_way, argument)
+        return self
+
+    def power(self, device, delta_rad: float = math.pi / 2) -> float:
+        """Static dissipation [W] between two copies of ``device`` (a ring) at phase difference Δ."""
+        return _coupler_power(self, device, delta_rad)
+
 
 @dataclass(frozen=True, kw_only=True)
 class TransconductanceCoupler:
@@ -194,16 +285,44 @@ class TransconductanceCoupler:
     """+1 (non-inverting) or -1 (outputs swapped)."""
     sigma_rel: float = 0.0
     """Relative standard deviation of g_m across instances (dimensionless)."""
+    g_out_s: float = 0.0
+    """Output conductance to V_DD/2 [S] (finite output resistance of the OTA; loads the receiving node
+    whatever the sign, so it enters the coupling offset and does not flip with ``sign``)."""
+    gm_over_id_per_v: float = 10.0
+    """g_m/I_D of the input pair [1/V] (assumed: moderate inversion; sets the bias current for :meth:`power`)."""
 
     def __post_init__(self):
-        _positive(self, "gm_s")
+        _positive(self, "gm_s", "gm_over_id_per_v")
         if self.sign not in (1, -1) or isinstance(self.sign, bool):
             raise ValueError(f"TransconductanceCoupler.sign must be +1 or -1, got {self.sign!r}")
-        _nonneg(self, "sigma_rel")
+        _nonneg(self, "sigma_rel", "g_out_s")
 
-    @property
-    def unilateral(self) -> bool:
-        return True
+    bidirectional = False
+    unilateral = True
+    """The source node drives a gate (no current drawn): the coupling is one way, source -> receiver."""
+    kind = "transconductance"
+
+    def can_realise(self, sign: int = 1, one_way: bool = True) -> bool:
+        """Either sign (the differential swap) and either direction (a one-way element; two make a pair)."""
+        return sign in (1, -1)
+
+    def require(self, sign: int = 1, one_way: bool = True, argument: str = "coupler"):
+        _require(self, sign, one_way, argument)
+        return self
+
+    def swapped(self) -> "TransconductanceCoupler":
+        """The same transconductor with its output pair crossed (sign −1 ↔ +1)."""
+        return replace(self, sign=-self.sign)
+
+    def with_gm(self, gm_s: float) -> "TransconductanceCoupler":
+        return replace(self, gm_s=float(gm_s))
+
+    def power(self, device=None, delta_rad: float = 0.0) -> float:
+        """Static bias power [W]: tail current 2 g_m/(g_m/I_D) from V_DD (a differential pair, each side at I_D).
+
+        ``device``: the ring (for V_DD); None uses 1.2 V (assumed)."""
+        vdd = 1.2 if device is None else _vdd(device)
+        return 2.0 * self.gm_s / self.gm_over_id_per_v * vdd
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -250,6 +369,19 @@ class STNOParams:
                 f"STNOParams.supercriticality (I/I_th) must be > 1 for auto-oscillation, got {self.supercriticality!r}"
             )
 
+    RANGES = {
+        "f0_hz": (1e6, 1e11, "Hz"), "n_shift_hz": (-1e11, 1e11, "Hz"), "gamma_g_per_s": (1.0, 1e12, "1/s"),
+        "q_nonlinear_damping": (0.0, 100.0, ""), "supercriticality": (1.0, 100.0, ""),
+        "energy_scale_j": (1e-24, 1e-9, "J"), "temperature_k": (1.0, 1000.0, "K"), "current_a": (1e-9, 1.0, "A"),
+        "resistance_ohm": (1e-3, 1e7, "ohm"), "sigma_f0_rel": (0.0, 0.5, ""), "sigma_n_rel": (0.0, 0.5, ""),
+        "sigma_gamma_rel": (0.0, 0.5, ""),
+    }
+    """Physical envelope of every field (assumed), checked on params read from files."""
+
+    def check_ranges(self, where: str | None = None) -> "STNOParams":
+        check_ranges(self, self.RANGES, where)
+        return self
+
     def replace(self, **changes) -> "STNOParams":
         valid = {f.name for f in fields(self)}
         bad = sorted(set(changes) - valid)
@@ -283,3 +415,22 @@ class IdealOscillatorParams:
         if not h or any(len(r) != 2 for r in h):
             raise ValueError("IdealOscillatorParams.harmonics must be a non-empty sequence of (a_m, b_m) pairs")
         object.__setattr__(self, "harmonics", h)
+
+    RANGES = {
+        "f0_hz": (1.0, 1e12, "Hz"), "diffusion_rad2_per_s": (0.0, 1e12, "rad^2/s"),
+        "sigma_f_rel": (0.0, 0.5, "(relative)"), "power_w": (0.0, 1.0, "W"),
+        # in units of the coupling strength: a coupling function is normalised to O(1) (assumed envelope)
+        "harmonics": (-10.0, 10.0, "(units of the coupling strength)"),
+    }
+    """Physical envelope of every field (assumed), checked on params read from files."""
+
+    def check_ranges(self, where: str | None = None) -> "IdealOscillatorParams":
+        check_ranges(self, self.RANGES, where)
+        return self
+
+    def replace(self, **changes) -> "IdealOscillatorParams":
+        valid = {f.name for f in fields(self)}
+        bad = sorted(set(changes) - valid)
+        if bad:
+            raise ValueError(f"unknown IdealOscillatorParams field(s) {bad}; valid: {sorted(valid)}")
+        return replace(self, **changes)

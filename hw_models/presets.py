@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import math
 
-from hw_models.params import IdealOscillatorParams, ResistiveCoupler, RingOscillatorParams, STNOParams
+from hw_models.params import (IdealOscillatorParams, ResistiveCoupler, RingOscillatorParams, STNOParams,
+                              TransconductanceCoupler)
 
-__all__ = ["cmos_65nm_ring", "cmos_65nm_coupler", "vortex_stno", "ideal_oscillator", "PRESETS"]
+__all__ = ["cmos_65nm_ring", "cmos_65nm_coupler", "cmos_65nm_transconductor", "level1_180nm_ring", "vortex_stno",
+           "ideal_oscillator", "PRESETS", "PRESET_SOURCES"]
 
 
 def cmos_65nm_ring(n_stages: int = 5, **overrides) -> RingOscillatorParams:
@@ -75,6 +77,32 @@ def cmos_65nm_coupler(resistance_ohm: float = 20e3, sigma_rel: float = 0.05) -> 
     return ResistiveCoupler(resistance_ohm=resistance_ohm, sigma_rel=sigma_rel)
 
 
+def cmos_65nm_transconductor(gm_s: float = 50e-6, sign: int = 1, sigma_rel: float = 0.05,
+                             g_out_s: float = 0.0) -> TransconductanceCoupler:
+    """Unilateral OTA coupler for :func:`cmos_65nm_ring`.
+
+    g_m = 50 µS (assumed: the conductance of the 20 kΩ resistive preset, so both couplers give a coupling of
+    the same order); 5 % g_m spread (assumed, bias-current mismatch); output conductance 0 (assumed ideal
+    current output; set ``g_out_s`` to model a finite r_out); g_m/I_D = 10 /V (assumed, moderate inversion).
+    """
+    return TransconductanceCoupler(gm_s=gm_s, sign=sign, sigma_rel=sigma_rel, g_out_s=g_out_s)
+
+
+def level1_180nm_ring(n_stages: int = 5, **overrides) -> RingOscillatorParams:
+    """The SPICE level-1 ring of issue 9's ngspice figures (two such rings, a resistor between node 0s).
+
+    NMOS VTO 0.4 V, KP 200 µA/V²; PMOS VTO −0.4 V, KP 100 µA/V²; λ 0.05 /V; W 1 µm / 2 µm; L 0.18 µm;
+    V_DD 1.2 V; 10 fF per node (all "assumed": a generic 180 nm-class level-1 card, not a PDK fit; the
+    reference circuit of the macromodel-vs-ngspice comparison). Mismatch and noise as :func:`cmos_65nm_ring`.
+    """
+    base = dict(n_stages=n_stages, vdd_v=1.2, vto_n_v=0.4, vto_p_v=-0.4, kp_n_a_per_v2=200e-6,
+                kp_p_a_per_v2=100e-6, lambda_n_per_v=0.05, lambda_p_per_v=0.05, w_n_m=1e-6, l_n_m=0.18e-6,
+                w_p_m=2e-6, l_p_m=0.18e-6, c_load_f=10e-15, noise_gamma=2.0 / 3.0, a_vt_n_v_m=3.9e-9,
+                a_vt_p_v_m=3.9e-9, sigma_c_rel=0.01)
+    base.update(overrides)
+    return RingOscillatorParams(**base)
+
+
 def vortex_stno(**overrides) -> STNOParams:
     """A vortex spin-torque nano-oscillator (magnetic tunnel junction, FeB free layer) in the universal model.
 
@@ -123,8 +151,36 @@ def ideal_oscillator(**overrides) -> IdealOscillatorParams:
 
 
 PRESETS = {
-    "ring": {"cmos_65nm": cmos_65nm_ring},
+    "ring": {"cmos_65nm": cmos_65nm_ring, "level1_180nm": level1_180nm_ring},
     "stno": {"vortex": vortex_stno},
     "ideal": {"default": ideal_oscillator},
 }
 """Preset functions by device kind and name (for the CLI)."""
+
+_A = "assumed"
+PRESET_SOURCES = {
+    ("ring", "cmos_65nm"): {
+        "n_stages": _A, "vdd_v": "[Lo23] 65 nm, 1.2 V", "vto_n_v": _A + " (standard-V_T 65 nm magnitude)",
+        "vto_p_v": _A, "kp_n_a_per_v2": _A + " (long-channel square-law fit)", "kp_p_a_per_v2": _A,
+        "lambda_n_per_v": _A, "lambda_p_per_v": _A, "w_n_m": _A + " (2:1 P/N sizing)", "w_p_m": _A,
+        "l_n_m": "node [Ahm21, Lo23]", "l_p_m": "node [Ahm21, Lo23]",
+        "c_load_f": _A + " (gives f0 ~ 2 GHz for 5 stages, the GHz range of [Ahm21, Moy22, Lo23])",
+        "noise_gamma": "[vdZ] long-channel 2/3", "a_vt_n_v_m": "[IHP] SG13G2 LV NMOS 3.9 mV um (used for 65 nm: assumed)",
+        "a_vt_p_v_m": "[IHP] (used for PMOS: assumed)", "sigma_c_rel": _A + " (1 % load spread)",
+        "temperature_k": _A + " (room temperature)",
+    },
+    ("ring", "level1_180nm"): {"*": "issue 9 reference level-1 card (assumed, not a PDK fit)"},
+    ("stno", "vortex"): {
+        "f0_hz": "[Tor17, Rom18] vortex gyrotropic mode 0.3-0.4 GHz (exact value assumed)",
+        "n_shift_hz": _A, "gamma_g_per_s": _A + " (alpha_eff ~ 0.015 x omega0)", "q_nonlinear_damping": _A,
+        "supercriticality": _A, "energy_scale_j": _A + " (~100 kHz thermal linewidth, the order of [Tor17])",
+        "temperature_k": _A, "current_a": _A + " (several mA [Rom18])", "resistance_ohm": _A + " (tens of ohm MTJ [Rom18])",
+        "sigma_f0_rel": _A, "sigma_n_rel": _A, "sigma_gamma_rel": _A,
+    },
+    ("ideal", "default"): {"f0_hz": _A, "diffusion_rad2_per_s": _A + " (~1.6 kHz FWHM)", "sigma_f_rel": _A,
+                           "power_w": _A + " (0 = not modelled)", "harmonics": _A + " (pure sine)"},
+    ("coupler", "cmos_65nm_resistive"): {"resistance_ohm": _A, "sigma_rel": _A + " (poly resistor)"},
+    ("coupler", "cmos_65nm_transconductor"): {"gm_s": _A + " (1/20 kOhm)", "sigma_rel": _A, "g_out_s": _A,
+                                              "gm_over_id_per_v": _A + " (moderate inversion)"},
+}
+"""Field -> citation or "assumed" for every preset (the references are in this module's docstring)."""

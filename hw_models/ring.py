@@ -22,7 +22,8 @@ import numba
 import numpy as np
 
 from hw_models.mosfet import ids_nmos
-from hw_models.params import ResistiveCoupler, RingOscillatorParams, TransmissionGateCoupler
+from hw_models.params import (ResistiveCoupler, RingOscillatorParams, TransconductanceCoupler,
+                              TransmissionGateCoupler)
 
 __all__ = [
     "Coupling",
@@ -38,12 +39,17 @@ __all__ = [
 _HDR = 6  # header: D, n_stages, n_rings, n_couplers, reserved, reserved
 _PER_NODE = 8  # vtn, vtp, beta_n, beta_p, c, vdd, lam_n, lam_p
 _PER_COUPLER = 10  # a, b, kind, g, beta_n, beta_p, vtn, vtp, lambda (both), gate voltage V_DD
-_KIND_R, _KIND_TG = 0.0, 1.0
+_KIND_R, _KIND_TG, _KIND_GM = 0.0, 1.0, 2.0
 
 
 @dataclass(frozen=True, kw_only=True)
 class Coupling:
-    """One coupler between node ``node_a`` of ring ``ring_a`` and node ``node_b`` of ring ``ring_b``."""
+    """One coupler between node ``node_a`` of ring ``ring_a`` and node ``node_b`` of ring ``ring_b``.
+
+    For a unilateral :class:`TransconductanceCoupler`, (ring_a, node_a) is the **receiver** and
+    (ring_b, node_b) the **source**: the current sign·g_m (V_b − V_DD/2) − g_out (V_a − V_DD/2) enters node a
+    and node b is only sensed. Resistors and transmission gates are symmetric.
+    """
 
     ring_a: int
     node_a: int
@@ -56,9 +62,10 @@ class Coupling:
             v = getattr(self, n)
             if not isinstance(v, (int, np.integer)) or v < 0:
                 raise ValueError(f"Coupling.{n} must be an int >= 0, got {v!r}")
-        if not isinstance(self.coupler, (ResistiveCoupler, TransmissionGateCoupler)):
+        if not isinstance(self.coupler, (ResistiveCoupler, TransmissionGateCoupler, TransconductanceCoupler)):
             raise ValueError(
-                f"Coupling.coupler must be ResistiveCoupler or TransmissionGateCoupler, got {type(self.coupler).__name__}"
+                f"Coupling.coupler must be ResistiveCoupler, TransmissionGateCoupler or TransconductanceCoupler, "
+                f"got {type(self.coupler).__name__}"
             )
         if (self.ring_a, self.node_a) == (self.ring_b, self.node_b):
             raise ValueError("Coupling joins a node to itself")
@@ -127,7 +134,8 @@ def pack_ring_params(network: RingNetwork, mismatch: RingMismatch | None = None)
     """Flatten a network (and optional mismatch) into the parameter vector (P,) used by :func:`ring_rhs`.
 
     Threshold shifts add to VTO (PMOS: VTO_p + ΔV_T, ΔV_T of either sign); loads scale as C (1 + c_rel);
-    a resistive coupler's conductance and a transmission gate's β scale as (1 + coupler_rel).
+    a resistive coupler's conductance, a transmission gate's β and a transconductor's g_m scale as
+    (1 + coupler_rel).
     """
     n, R, K = network.n_stages, network.n_rings, len(network.couplings)
     D = n * R
@@ -152,6 +160,10 @@ def pack_ring_params(network: RingNetwork, mismatch: RingMismatch | None = None)
         a, b = cp.ring_a * n + cp.node_a, cp.ring_b * n + cp.node_b
         if isinstance(cp.coupler, ResistiveCoupler):
             vals = (a, b, _KIND_R, cp.coupler.conductance_s * (1 + rel), 0, 0, 0, 0, 0, 0)
+        elif isinstance(cp.coupler, TransconductanceCoupler):
+            # signed g_m, output conductance, midpoint V_DD/2 of the receiving ring
+            vals = (a, b, _KIND_GM, cp.coupler.sign * cp.coupler.gm_s * (1 + rel), cp.coupler.g_out_s, 0, 0, 0,
+                    0, 0.5 * ra.vdd_v)
         else:
             tg = cp.coupler
             vals = (a, b, _KIND_TG, 0.0, ra.kp_n_a_per_v2 * tg.w_n_m / tg.l_m * (1 + rel),
@@ -187,6 +199,11 @@ def ring_rhs(t, y, p, dydt):
         b = int(p[o + 1])
         if p[o + 2] == 0.0:
             cur = p[o + 3] * (y[b] - y[a])  # current into a
+        elif p[o + 2] == 2.0:
+            # unilateral: current into the receiver a only; the source b is sensed by a gate
+            mid = p[o + 9]
+            dydt[a] += (p[o + 3] * (y[b] - mid) - p[o + 4] * (y[a] - mid)) / p[_HDR + _PER_NODE * a + 4]
+            continue
         else:
             vg = p[o + 9]
             # NMOS with drain b, source a, gate VDD; PMOS with gate 0: current b -> a
@@ -217,6 +234,9 @@ def ring_rhs_np(y, p):
         a, b = int(q[0, 0]), int(q[0, 1])
         if q[0, 2] == 0.0:
             cur = q[:, 3] * (y[:, b] - y[:, a])
+        elif q[0, 2] == 2.0:
+            d[:, a] += (q[:, 3] * (y[:, b] - q[:, 9]) - q[:, 4] * (y[:, a] - q[:, 9])) / node[:, a, 4]
+            continue
         else:
             cur = ids_nmos_np(q[:, 9], y[:, b], y[:, a], q[:, 6], q[:, 4], q[:, 8])
             cur = cur - ids_nmos_np(0.0, -y[:, b], -y[:, a], -q[:, 7], q[:, 5], q[:, 8])

@@ -12,9 +12,11 @@ from . import units
 from .chip import FORMAT, Chip, LayerMap, load_chip, save_chip
 from .compare import compare_layer
 from .compiler import attach_model, compile, load_model, model_fingerprint
-from .config import ChipConfig, CouplingConfig, ReadoutConfig, SSAConfig, load_config
-from .devices import DeviceProfile, device_profile
-from .energy import GPUS, attention_cost, chip_energy_per_token, energy_report, gpu_energy_per_token, measure_gpu_energy
+from .area import chip_area
+from .config import ChipConfig, CouplingConfig, EnergyConfig, ReadoutConfig, SSAConfig, load_config
+from .devices import ChipDevice, chip_device
+from .energy import (GPUS, attention_cost, chip_energy_per_token, energy_report, gpu_energy_per_token,
+                     measure_gpu_energy, model_cost)
 from .fidelity import (bits_per_character, cosine_similarity, locked_agreement, order_parameter, phase_error,
                        relative_error)
 from .inference import ChipRun, run
@@ -24,11 +26,11 @@ from .readout import PhaseReadout
 from .ssa_chip import adler_cells, adler_window_error_bound, ssa1d_collective, ssa_closed_form
 
 __all__ = [
-    "FORMAT", "Chip", "ChipConfig", "ChipRun", "CouplingConfig", "DeviceProfile", "GPUS", "LayerMap",
+    "FORMAT", "Chip", "ChipConfig", "ChipRun", "CouplingConfig", "ChipDevice", "EnergyConfig", "GPUS", "LayerMap",
     "PhaseReadout", "Quantiser", "ReadoutConfig", "SSAConfig",
     "adler_cells", "adler_window_error_bound", "attach_model", "attention_cost", "bits_per_character",
-    "chip_energy_per_token", "closed_form_increment", "compare_layer", "compile", "cosine_similarity",
-    "device_profile", "energy_report", "gpu_energy_per_token", "kuramoto_chip_step", "load_chip", "load_config",
-    "load_model", "locked_agreement", "measure_gpu_energy", "model_fingerprint", "order_parameter", "phase_error",
+    "chip_area", "chip_energy_per_token", "closed_form_increment", "compare_layer", "compile", "cosine_similarity",
+    "chip_device", "energy_report", "gpu_energy_per_token", "kuramoto_chip_step", "load_chip", "load_config",
+    "load_model", "locked_agreement", "measure_gpu_energy", "model_cost", "model_fingerprint", "order_parameter", "phase_error",
     "relative_error", "run", "save_chip", "ssa1d_collective", "ssa_closed_form", "units",
 ]

@@ -75,8 +75,12 @@ def area_model(chip) -> AreaModel:
         osc, osrc = stno_area_um2(), f"STNO pillar + bias: {AREA['stno_pillar_um2'].source}; " \
                                      f"{AREA['stno_bias_um2'].source}"
     else:
-        osc = ring_area_um2(trim_bits=cfg.trim_bits)
-        osrc = (f"5 stages x (inverter {_a('inverter_um2')} um^2 + 20 fF / MOS-cap density) + {cfg.trim_bits}-bit "
+        # the chip's own ring where the device object carries its params (else the 65 nm preset's 5 x 20 fF)
+        params = getattr(getattr(chip.device, "oscillator", None), "params", None)
+        n_st, c_l = int(getattr(params, "n_stages", 5)), float(getattr(params, "c_load_f", 20e-15))
+        osc = ring_area_um2(n_st, c_l, trim_bits=cfg.trim_bits)
+        osrc = (f"{n_st} stages x (inverter {_a('inverter_um2')} um^2 + {c_l * 1e15:g} fF / MOS-cap density) + "
+                f"{cfg.trim_bits}-bit "
                 f"trim DAC + injection switch: {AREA['inverter_um2'].source}; {AREA['mos_cap_f_per_um2'].source}")
         if chip.device.name == "ideal":
             osrc = "ideal device charged as the 65 nm ring (assumed): " + osrc

@@ -26,13 +26,15 @@ from typing import Any
 import numpy as np
 
 from .config import ChipConfig, config_from_dict, config_to_dict
-from .devices import DeviceProfile
+from .devices import ChipDevice, chip_device_from_dict
 from .model_io import attach_model
 from .quantise import Quantiser
 
 __all__ = ["FORMAT", "Chip", "LayerMap", "load_chip", "save_chip", "coupler_spread_draw"]
 
-FORMAT = "oscsim-chip/1"
+FORMAT = "oscsim-chip/2"
+"""Version 2: ``device`` is the hw_models device (level, kind, preset, params), per-oscillator ``diffusion_rel``
+and ``power_w`` from the mismatch draw, and the coupler in ``coupling_rule``."""
 KINDS = ("kuramoto", "ssa")
 LAYER_KINDS = ("kuramoto", "ssa-pairwise", "ssa1d-collective")
 
@@ -104,6 +106,10 @@ class LayerMap:
     coupler_seed : list of int
     coupler_sha256 : str
     resources : dict
+    diffusion_rel : float array, oscillator_shape
+        Per-oscillator phase diffusion D_i / D_nominal from the device's instance draw.
+    power_w : float array, oscillator_shape
+        Per-oscillator power [W] from the device's instance draw.
     """
 
     index: int
@@ -123,6 +129,8 @@ class LayerMap:
     coupler_seed: list
     coupler_sha256: str
     resources: dict = field(default_factory=dict)
+    diffusion_rel: np.ndarray | None = None
+    power_w: np.ndarray | None = None
     _coupler_cache: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def coupler_gain(self) -> np.ndarray:
@@ -142,14 +150,27 @@ class LayerMap:
             "coupler_spread": {"shape": list(self.coupler_shape), "rel_std": self.coupler_spread_rel,
                                "seed": list(self.coupler_seed), "sha256": self.coupler_sha256},
             "resources": self.resources,
+            "diffusion_rel": _arr_to_json(self.diffusion_rel),
+            "power_w": _arr_to_json(self.power_w),
         }
+
+    def __post_init__(self):
+        shape = tuple(self.oscillator_shape)
+        if self.diffusion_rel is None:
+            self.diffusion_rel = np.ones(shape)
+        if self.power_w is None:
+            self.power_w = np.zeros(shape)
+        for name in ("diffusion_rel", "power_w"):
+            a = np.asarray(getattr(self, name), dtype=float)
+            if a.shape != shape or not np.all(np.isfinite(a)) or np.any(a < 0):
+                raise ValueError(f"layers[{self.index}].{name} must be a finite array >= 0 of shape {list(shape)}")
 
     @classmethod
     def from_json(cls, d: dict, i: int) -> "LayerMap":
         w = f"layers[{i}]"
         need = {"index", "kind", "n_heads", "head_dim", "max_tokens", "banks", "oscillator_shape", "lambda",
                 "coupling_quantiser", "gain_quantiser", "freq_trim_code", "freq_residual_rel", "coupler_spread",
-                "resources"}
+                "resources", "diffusion_rel", "power_w"}
         if not isinstance(d, dict):
             raise ValueError(f"{w} must be an object")
         missing, unknown = sorted(need - set(d)), sorted(set(d) - need)
@@ -185,6 +206,8 @@ class LayerMap:
             freq_residual_rel=_arr_from_json(d["freq_residual_rel"], f"{w}.freq_residual_rel", expected),
             coupler_shape=exp_c, coupler_spread_rel=float(cs["rel_std"]), coupler_seed=list(cs["seed"]),
             coupler_sha256=str(cs["sha256"]), resources=dict(d["resources"]),
+            diffusion_rel=_arr_from_json(d["diffusion_rel"], f"{w}.diffusion_rel", expected),
+            power_w=_arr_from_json(d["power_w"], f"{w}.power_w", expected),
         )
         if lm.coupler_spread_rel > 0 and _sha(lm.coupler_gain()) != lm.coupler_sha256:
             raise ValueError(f"{w}.coupler_spread: the regenerated coupler draw does not match its sha256 "
@@ -200,7 +223,8 @@ class Chip:
     ----------
     kind : {'kuramoto', 'ssa'}
     config : ChipConfig
-    device : DeviceProfile
+    device : ChipDevice
+        The hw_models device object (level, oscillator, couplers); every device number is read through it.
     model_info : dict
         ``name`` (registry name), ``checkpoint`` (bundled name or path, or None), ``config`` (model config
         dict), ``fingerprint`` (SHA-256 of the weights).
@@ -220,7 +244,7 @@ class Chip:
 
     kind: str
     config: ChipConfig
-    device: DeviceProfile
+    device: ChipDevice
     model_info: dict
     timebase: dict
     layers: list
@@ -253,8 +277,11 @@ class Chip:
 
     def summary(self) -> str:
         r = self.resources
+        # kappa*tau_s is the Kuramoto settle window; SSA chips are set by their settle/averaging windows
+        window = (f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad" if self.kind == "kuramoto" else
+                  f"{self.config.ssa.mode} SSA, averaging {self.config.ssa.averaging_cycles:g} cycles")
         s = (f"{self.kind} chip on {self.device.name} (f0 = {self.device.f0_hz / 1e9:.3g} GHz, "
-             f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad): {len(self.layers)} layers, "
+             f"{window}): {len(self.layers)} layers, "
              f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
              f"{r['readout_channels']:,} readout channels")
         if isinstance(self.timebase.get("stno"), dict):  # device realism (mapping.stno_chip)
@@ -313,7 +340,9 @@ def chip_from_json(d: dict, model=None) -> Chip:
     if d["kind"] not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {d['kind']!r}")
     config = config_from_dict(d["config"])
-    device = DeviceProfile.from_dict(d["device"])
+    device = chip_device_from_dict(d["device"])
+    if device.level != config.device:
+        raise ValueError(f"device.level {device.level!r} differs from config.device {config.device!r}")
     if not isinstance(d["layers"], list) or not d["layers"]:
         raise ValueError("layers must be a non-empty list")
     layers = [LayerMap.from_json(x, i) for i, x in enumerate(d["layers"])]
@@ -333,6 +362,12 @@ def chip_from_json(d: dict, model=None) -> Chip:
     h = np.asarray(rule.get("harmonics") if isinstance(rule, dict) else None, dtype=float)
     if h.ndim != 2 or h.shape[1] != 2 or not np.all(np.isfinite(h)) or h[0, 0] != 1.0:
         raise ValueError("coupling_rule.harmonics must be an (M, 2) finite array with a_1 = 1")
+    from .devices import coupling_rule
+
+    expect = np.asarray(coupling_rule(config, device, d["kind"])["harmonics"], dtype=float)
+    if h.shape != expect.shape or not np.allclose(h, expect, rtol=1e-6, atol=1e-9):
+        raise ValueError("coupling_rule.harmonics differ from those the chip's device and config give "
+                         "(edited file, or a different device model version)")
     chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
                 layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule)
     attach_model(chip, model)

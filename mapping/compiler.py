@@ -14,7 +14,7 @@ import numpy as np
 from . import units
 from .chip import Chip, LayerMap, _sha, coupler_spread_draw
 from .config import ChipConfig
-from .devices import device_profile
+from .devices import chip_device, coupling_rule  # noqa: F401  (coupling_rule re-exported)
 from .model_io import attach_model, load_model, model_fingerprint, model_kind
 from .inert import check_fields_act
 from .quantise import Quantiser
@@ -43,53 +43,20 @@ def _trim(eps: np.ndarray, sigma: float, bits: int | None):
     return code, eps - code * step
 
 
-def coupling_rule(config: ChipConfig, device) -> dict:
-    """The effective coupling function the chip programs, after the optional phase correction.
-
-    ``two-tap``: the source ring is tapped at node 0 (weight w₁) and at a node of phase offset δ (w₂), so
-    H_eff(Δ) = w₁ H(Δ) + w₂ H(Δ + δ), i.e. c_m → c_m (w₁ + w₂ e^{imδ}) for c_m = a_m + i b_m; δ is the smallest
-    node phase k(π + π/n) (mod 2π) beyond the needed rotation φ* = −arg c₁, and w₂/w₁ = sin φ* / sin(δ − φ*),
-    which makes c₁ real. Harmonics are renormalised to a₁ = 1.
-    """
-    h = device.harmonics_array()
-    mode = config.coupling.phase_correction
-    if mode == "auto":
-        mode = "two-tap" if device.name.startswith("ring") else "none"
-    rule = {"phase_correction": mode, "taps": 1, "tap_phase_rad": 0.0,
-            "weights": [1.0], "harmonics": [list(map(float, r)) for r in h]}
-    if mode == "none":
-        return rule
-    if not device.name.startswith("ring"):
-        raise ValueError(f"coupling.phase_correction = 'two-tap' needs a ring device (its nodes provide the phase "
-                         f"taps); the device is {device.name!r}")
-    try:
-        import hw_models
-
-        n = int(hw_models.cmos_65nm_ring().n_stages)
-    except Exception:  # noqa: BLE001
-        n = 5  # cmos_65nm_ring default (assumed when hw_models is unavailable)
-    c = h[:, 0] + 1j * h[:, 1]
-    phi = -float(np.angle(c[0]))
-    if abs(phi) < 1e-12:
-        return rule
-    nodes = [((k * (np.pi + np.pi / n)) + np.pi) % (2 * np.pi) - np.pi for k in range(1, n)]
-    cands = [d for d in nodes if np.sign(d) == np.sign(phi) and abs(d) > abs(phi)]
-    if not cands:
-        raise ValueError(f"no ring tap can rotate the coupling function by {phi:.3f} rad")
-    delta = min(cands, key=abs)
-    r = np.sin(phi) / np.sin(delta - phi)
-    w = np.array([1.0, r]) / (1.0 + r)
-    m = np.arange(1, len(c) + 1)
-    ce = c * (w[0] + w[1] * np.exp(1j * m * delta))
-    he = np.stack([ce.real, ce.imag], axis=1)
-    he = he / he[0, 0]
-    he[0, 1] = 0.0  # exact by construction (rounding)
-    rule.update(taps=2, tap_phase_rad=float(delta), weights=[float(x) for x in w],
-                harmonics=[list(map(float, r_)) for r_ in he])
-    return rule
+def _draw(device, n_shape, rng, mismatch: bool):
+    """Per-oscillator relative frequency error, D / D_nominal and power [W] from the device's instance draw."""
+    n = int(np.prod(n_shape))
+    osc = device.oscillator
+    if not mismatch:
+        return np.zeros(n_shape), np.ones(n_shape), np.full(n_shape, device.power_w)
+    inst = osc.draw_instances(n, rng)
+    eps = (np.asarray(inst.f0_hz) / device.f0_hz - 1.0).reshape(n_shape)
+    d0 = float(osc.diffusion())
+    drel = (np.asarray(inst.diffusion_rad2_per_s) / d0).reshape(n_shape) if d0 > 0 else np.ones(n_shape)
+    return eps, drel, np.asarray(inst.power_w, dtype=float).reshape(n_shape)
 
 
-def _kuramoto_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float) -> list[LayerMap]:
+def _kuramoto_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float, device) -> list[LayerMap]:
     mc = model.config
     T, k, h = mc.seq_len, mc.k, mc.n_heads
     kh = k // h
@@ -103,7 +70,7 @@ def _kuramoto_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: f
     for i in range(mc.n_layers):
         shape = (banks, h, kh, T)
         rng = np.random.default_rng([config.mismatch_seed, i, 1])
-        eps = freq_sigma * rng.standard_normal(shape)
+        eps, drel, pw = _draw(device, shape, rng, config.mismatch)
         code, resid = _trim(eps, freq_sigma, config.trim_bits)
         cshape = (banks, h, kh, T, T)
         cseed = [config.mismatch_seed, i, 2]
@@ -116,11 +83,11 @@ def _kuramoto_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: f
                                oscillator_shape=shape, lam=0.0, coupling_quantiser=cq, gain_quantiser=gq,
                                freq_trim_code=code, freq_residual_rel=resid, coupler_shape=cshape,
                                coupler_spread_rel=coup_sigma, coupler_seed=cseed, coupler_sha256=sha,
-                               resources=res))
+                               resources=res, diffusion_rel=drel, power_w=pw))
     return layers
 
 
-def _ssa_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float) -> list[LayerMap]:
+def _ssa_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float, device) -> list[LayerMap]:
     mc = model.config
     T, h = mc.seq_len, mc.n_heads
     collective = config.ssa.mode == "collective"
@@ -139,7 +106,7 @@ def _ssa_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float)
         lam = kappa / K
         shape = (h, T) if collective else (h, T, T, 2)
         rng = np.random.default_rng([config.mismatch_seed, i, 1])
-        eps = freq_sigma * rng.standard_normal(shape)
+        eps, drel, pw = _draw(device, shape, rng, config.mismatch)
         code, resid = _trim(eps, freq_sigma, config.trim_bits)
         cshape = (h, T, T)
         cseed = [config.mismatch_seed, i, 2]
@@ -155,7 +122,8 @@ def _ssa_layers(model, config: ChipConfig, freq_sigma: float, coup_sigma: float)
                                head_dim=F, max_tokens=T, banks=1, oscillator_shape=shape, lam=lam,
                                coupling_quantiser=cq, gain_quantiser=None, freq_trim_code=code,
                                freq_residual_rel=resid, coupler_shape=cshape, coupler_spread_rel=coup_sigma,
-                               coupler_seed=cseed, coupler_sha256=sha, resources=res))
+                               coupler_seed=cseed, coupler_sha256=sha, resources=res, diffusion_rel=drel,
+                               power_w=pw))
     return layers
 
 
@@ -189,13 +157,17 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         checkpoint = str(model)
         model, _ = load_model(model)
     kind = model_kind(model)
-    dev = device_profile(config.device, f0_hz=config.f0_hz)
+    if config.device == "ring-circuit":
+        from .circuit_chip import check_circuit_supported
+
+        check_circuit_supported(kind)
+    dev = chip_device(config.device, f0_hz=config.f0_hz)
     check_fields_act(config, kind, model.config, dev)  # every field acts or is refused (mapping.inert)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
-    coup_sigma = (config.coupling.spread if config.coupling.spread is not None else dev.coupler_spread_rel)
+    coup_sigma = (config.coupling.spread if config.coupling.spread is not None else dev.coupler_spread_rel(kind))
     coup_sigma = coup_sigma if config.mismatch else 0.0
-    rule = coupling_rule(config, dev)
-    layers = (_kuramoto_layers if kind == "kuramoto" else _ssa_layers)(model, config, freq_sigma, coup_sigma)
+    rule = coupling_rule(config, dev, kind)
+    layers = (_kuramoto_layers if kind == "kuramoto" else _ssa_layers)(model, config, freq_sigma, coup_sigma, dev)
     if rule["taps"] > 1:
         for lm in layers:
             lm.resources["couplers"] *= rule["taps"]
@@ -214,6 +186,14 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         "freq_spread_rel": freq_sigma,
         "coupler_spread_rel": coup_sigma,
     }
+    if config.calibration_temperature_k is not None:  # trimmed at T_cal, run at T: the drift adds (mapping.drift)
+        from .drift import temperature_drift
+
+        pvt = temperature_drift(dev.name, config.temperature_k, config.calibration_temperature_k)
+        pvt["calibration_temperature_k"] = config.calibration_temperature_k
+        for lm in layers:
+            lm.freq_residual_rel = lm.freq_residual_rel + pvt["drift_rel"]
+        timebase["pvt"] = pvt
     if dev.name == "spin-torque":  # which STNO model runs and why (mapping.stno_chip), stated and warned
         from .stno_chip import stno_regime, warn_regime
 

@@ -1,203 +1,275 @@
-"""Device profiles: what the mapping needs to know about an oscillator technology.
+"""The device a chip is built from: the :mod:`hw_models` object for a chip's ``device`` name.
 
-A :class:`DeviceProfile` condenses a device preset into the few numbers a chip simulation uses: nominal
-frequency, phase diffusion, mismatch spreads, the coupling function's harmonics, and energies. Profiles are
-taken from :mod:`hw_models` when it provides the preset (see :func:`device_profile`); the fallback values
-below are used otherwise and each carries its source or the word "assumed".
+``mapping`` holds no device numbers: :func:`chip_device` returns a :class:`ChipDevice`, a thin record of
+the simulation level (the config's ``device`` string), the :class:`hw_models.devices.Oscillator` object and
+the couplers that physically realise the chip's coupling matrix. Every figure (f₀, D, power, spreads,
+coupling harmonics) is a call on those objects.
+
+==================  ========================  =================================================
+``device``          hw_models object          couplers (Kuramoto: causal, signed / SSA: symmetric)
+==================  ========================  =================================================
+``ideal``           IdealOscillator default   ideal unit strength (any sign, any direction)
+``ring-macromodel`` RingOscillator cmos_65nm  TransconductanceCoupler (+, swapped −) / ResistiveCoupler
+``ring-circuit``    RingOscillator cmos_65nm  same (the circuit-level simulation is a separate module)
+``spin-torque``     SpinTorqueOscillator      coupling rate Ω (β programmable) / same
+==================  ========================  =================================================
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from . import units
+__all__ = ["LEVELS", "ChipDevice", "chip_device", "chip_device_from_dict", "coupling_rule"]
 
-__all__ = ["DeviceProfile", "device_profile", "FALLBACK_PROFILES"]
+LEVELS = {
+    "ideal": ("ideal", "default"),
+    "ring-macromodel": ("ring", "cmos_65nm"),
+    "ring-circuit": ("ring", "cmos_65nm"),
+    "spin-torque": ("stno", "vortex"),
+}
+"""Chip ``device`` name -> (hw_models kind, preset)."""
 
-T_REF_K = 300.0  # reference temperature of the phase-diffusion figures below [K]
+_NEGLIGIBLE = 1e-3  # harmonics below 1e-3 of a_1 are dropped from the chip's H (the engine's cost grows with M)
 
 
-@dataclass(frozen=True, kw_only=True)
-class DeviceProfile:
-    """Per-oscillator figures of a device technology.
+@dataclass(frozen=True, eq=False)
+class ChipDevice:
+    """The chip's device: level name, oscillator object, and the coupler for each matrix kind.
 
     Attributes
     ----------
-    name : str
-    f0_hz : float
-        Nominal frequency [Hz].
-    phase_diffusion_rad2_per_s : float
-        D at ``t_ref_k``, Var[θ(t) − θ(0)] = D t [rad²/s]; thermal, so scaled ∝ T.
-    t_ref_k : float
-        Temperature of the D figure [K].
-    freq_spread_rel : float
-        Relative standard deviation of f₀ across oscillators (mismatch) [1].
-    coupler_spread_rel : float
-        Relative standard deviation of coupler strengths [1].
-    harmonics : tuple of (a_m, b_m)
-        Coupling function H(x) = Σ_m a_m sin(m x) + b_m cos(m x), normalised to a_1 = 1 (κ sets the scale).
-    power_w : float
-        Power of one running oscillator [W].
-    coupler_write_j_per_bit : float
-        Energy to program one coupler bit [J].
-    adc_fom_j_per_step : float
-        Readout ADC Walden figure of merit [J per conversion step]; one conversion costs FoM · 2**bits.
-    digital_j_per_flop : float
-        Energy per digital operation of the periphery [J].
-    sources : dict
-        Field name → citation or "assumed".
+    level : str
+        The config's ``device`` ('ideal', 'ring-macromodel', 'ring-circuit', 'spin-torque').
+    oscillator : hw_models.devices.Oscillator
     """
 
-    name: str
-    f0_hz: float
-    phase_diffusion_rad2_per_s: float
-    t_ref_k: float = T_REF_K
-    freq_spread_rel: float
-    coupler_spread_rel: float
-    harmonics: tuple = ((1.0, 0.0),)
-    power_w: float
-    coupler_write_j_per_bit: float = 10e-15
-    adc_fom_j_per_step: float = 5e-15
-    digital_j_per_flop: float = 2.3e-12
-    sources: dict = field(default_factory=dict)
+    level: str
+    oscillator: object
 
-    def __post_init__(self):
-        for n in ("f0_hz", "power_w", "t_ref_k"):
-            v = getattr(self, n)
-            if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"DeviceProfile.{n} must be finite and > 0, got {v!r}")
-        h = np.asarray(self.harmonics, dtype=float)
-        if h.ndim != 2 or h.shape[1] != 2 or not np.all(np.isfinite(h)) or abs(h[0, 0]) == 0:
-            raise ValueError(f"DeviceProfile.harmonics must be (M, 2) finite with a_1 != 0, got {self.harmonics!r}")
+    # ---- names the rest of mapping reads (all delegated)
+    @property
+    def name(self) -> str:
+        return self.level
 
-    def harmonics_array(self) -> np.ndarray:
-        """(M, 2) harmonics normalised to a_1 = 1."""
-        h = np.asarray(self.harmonics, dtype=float)
-        return h / h[0, 0]
+    @property
+    def is_ring(self) -> bool:
+        return self.oscillator.kind == "ring"
+
+    @property
+    def f0_hz(self) -> float:
+        """Nominal frequency [Hz] (``oscillator.frequency()``)."""
+        return float(self.oscillator.frequency())
+
+    @property
+    def power_w(self) -> float:
+        """Power of one running oscillator [W] (``oscillator.power()``)."""
+        return float(self.oscillator.power())
+
+    @property
+    def freq_spread_rel(self) -> float:
+        """σ(f)/f₀ of the mismatch (``oscillator.frequency_spread_rel()``)."""
+        return float(self.oscillator.frequency_spread_rel())
 
     def diffusion_at(self, temperature_k: float) -> float:
-        """D [rad²/s] at a temperature (thermal noise: D ∝ T)."""
-        return self.phase_diffusion_rad2_per_s * float(temperature_k) / self.t_ref_k
+        """D [rad²/s] at a temperature (``oscillator.diffusion(T)``)."""
+        return float(self.oscillator.diffusion(float(temperature_k)))
+
+    def coupler(self, matrix: str, sign: int = 1):
+        """The coupler that physically realises a ``matrix`` coupling: 'kuramoto' (causal, signed: one way)
+        or 'ssa' (symmetric pairs: bidirectional)."""
+        if matrix not in ("kuramoto", "ssa"):
+            raise ValueError(f"matrix must be 'kuramoto' or 'ssa', got {matrix!r}")
+        one_way = matrix == "kuramoto"
+        c = self.oscillator.coupler(one_way=one_way, sign=sign)
+        if hasattr(c, "require"):
+            c.require(sign=sign, one_way=one_way, argument=f"coupler for a {matrix} chip")
+        return c
+
+    def coupler_spread_rel(self, matrix: str) -> float:
+        """Relative spread of the coupler strengths (the coupler's ``sigma_rel``; 0 for abstract couplers)."""
+        return float(getattr(self.coupler(matrix), "sigma_rel", 0.0))
+
+    def coupling_function(self, matrix: str, sign: int = 1, source_node: int = 0):
+        """H(Δ) [rad/s] of one coupler of the chip's kind (receiver node 0; source tapped at ``source_node``)."""
+        osc, cp = self.oscillator, self.coupler(matrix, sign)
+        if osc.kind == "ring":
+            return osc.coupling_function(cp, source_node=source_node)
+        if source_node:
+            raise ValueError("source_node: only ring devices have node taps")
+        if osc.kind == "stno":
+            return osc.coupling_function(float(cp), beta_rad=_stno_beta(osc) + (math.pi if sign < 0 else 0.0))
+        return osc.coupling_function(float(cp))
+
+    def harmonics(self, matrix: str) -> np.ndarray:
+        """(M, 2) harmonics of H normalised to a₁ = 1 (κ sets the scale), negligible ones dropped."""
+        return _normalise(self.coupling_function(matrix).harmonics)
+
+    def harmonics_array(self) -> np.ndarray:
+        """Back-compatible name: the Kuramoto (one-way coupler) harmonics, a₁ = 1."""
+        return self.harmonics("kuramoto")
+
+    @property
+    def sources(self) -> dict:
+        return dict(self.oscillator.sources)
 
     def to_dict(self) -> dict:
-        return {
-            "name": self.name, "f0_hz": self.f0_hz, "phase_diffusion_rad2_per_s": self.phase_diffusion_rad2_per_s,
-            "t_ref_k": self.t_ref_k, "freq_spread_rel": self.freq_spread_rel,
-            "coupler_spread_rel": self.coupler_spread_rel, "harmonics": [list(map(float, r)) for r in self.harmonics],
-            "power_w": self.power_w, "coupler_write_j_per_bit": self.coupler_write_j_per_bit,
-            "adc_fom_j_per_step": self.adc_fom_j_per_step, "digital_j_per_flop": self.digital_j_per_flop,
-            "sources": dict(self.sources),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "DeviceProfile":
-        d = dict(d)
-        d["harmonics"] = tuple(tuple(float(x) for x in r) for r in d["harmonics"])
-        return cls(**d)
+        return {"level": self.level, "oscillator": self.oscillator.to_dict()}
 
 
-_COMMON_SOURCES = {
-    "coupler_write_j_per_bit": "assumed: 10 fJ per SRAM-cell write, order of 65 nm 6T SRAM write energy",
-    "adc_fom_j_per_step": "assumed: 5 fJ/conversion-step, a representative SAR ADC Walden FoM "
-                          "(B. Murmann, ADC Performance Survey 1997-2024)",
-    "digital_j_per_flop": "M. Horowitz, 'Computing's energy problem', ISSCC 2014: 45 nm fp32 multiply 3.7 pJ + "
-                          "add 0.9 pJ, i.e. 2.3 pJ per FLOP of a fused multiply-add",
-}
-
-# Phase noise of a 1 GHz ring oscillator L(1 MHz) ≈ −90 dBc/Hz (assumed, typical of 65 nm rings) gives
-# c = 10^(−9) · (1e6)² / (1e9)² = 1e−15 s (Demir: L(f_m) ≈ c f₀² / f_m²), D = (2π f₀)² c.
-_RING_C = 1e-15
-_RING_F0 = 1e9
-
-FALLBACK_PROFILES: dict[str, DeviceProfile] = {
-    "ideal": DeviceProfile(
-        name="ideal", f0_hz=1e9, phase_diffusion_rad2_per_s=0.0, freq_spread_rel=0.0, coupler_spread_rel=0.0,
-        harmonics=((1.0, 0.0),), power_w=20e-6,
-        sources={"f0_hz": "assumed", "power_w": "assumed (as the 65 nm ring)", **_COMMON_SOURCES},
-    ),
-    "ring-macromodel": DeviceProfile(
-        name="ring-macromodel", f0_hz=_RING_F0,
-        phase_diffusion_rad2_per_s=(2 * math.pi * _RING_F0) ** 2 * _RING_C,
-        freq_spread_rel=0.02, coupler_spread_rel=0.02,
-        harmonics=((1.0, 0.0), (0.1, 0.0)), power_w=21e-6,
-        sources={
-            "f0_hz": "assumed: 1 GHz, order of 65 nm coupled-ring Ising chips",
-            "phase_diffusion_rad2_per_s": "assumed L(1 MHz) = -90 dBc/Hz at 1 GHz; D = (2 pi f0)^2 c, "
-                                          "Demir et al., IEEE TCAS-I 47, 655 (2000)",
-            "freq_spread_rel": "assumed 2 %, Pelgrom mismatch of minimum-size 65 nm inverters",
-            "coupler_spread_rel": "assumed 2 %",
-            "harmonics": "assumed second harmonic 0.1 (ring coupling functions are not sinusoidal: "
-                         "Hasan et al. 2026, arXiv 2605.17243)",
-            "power_w": "42 mW / 1,968 nodes = 21 uW per node incl. couplers, Moy et al., Nat. Electron. 2022",
-            **_COMMON_SOURCES,
-        },
-    ),
-    "spin-torque": DeviceProfile(
-        name="spin-torque", f0_hz=300e6,
-        phase_diffusion_rad2_per_s=units.lorentzian_fwhm_to_diffusion(1e6),
-        freq_spread_rel=0.01, coupler_spread_rel=0.05,
-        harmonics=((1.0, 0.0),), power_w=1e-3,
-        sources={
-            "f0_hz": "vortex STNO near 300 MHz, Torrejon et al., Nature 547, 428 (2017)",
-            "phase_diffusion_rad2_per_s": "assumed Lorentzian linewidth 1 MHz, D = 2 pi FWHM",
-            "freq_spread_rel": "assumed 1 %",
-            "coupler_spread_rel": "assumed 5 % (electrical coupling through shared lines)",
-            "harmonics": "assumed sinusoidal (weak-coupling universal auto-oscillator model)",
-            "power_w": "assumed 1 mW (5 mA through ~40 ohm)",
-            **_COMMON_SOURCES,
-        },
-    ),
-}
-FALLBACK_PROFILES["ring-circuit"] = replace(
-    FALLBACK_PROFILES["ring-macromodel"], name="ring-circuit",
-    sources={**FALLBACK_PROFILES["ring-macromodel"].sources,
-             "harmonics": "assumed (fallback: hw_models did not provide the circuit-derived harmonics)"},
-)
+def _normalise(h) -> np.ndarray:
+    h = np.asarray(h, dtype=float)
+    if h.ndim != 2 or h.shape[1] != 2 or not np.all(np.isfinite(h)) or h[0, 0] <= 0:
+        raise ValueError(f"the device's coupling function has no positive first sine harmonic: {h[:2].tolist()}")
+    h = h / h[0, 0]
+    keep = np.any(np.abs(h) > _NEGLIGIBLE, axis=1) | (np.arange(len(h)) == 0)
+    return h[keep]
 
 
-_HW_CACHE: dict = {}
-HW_ERRORS: dict = {}
-"""Why a preset fell back to the table (name → error text), for reports."""
+def _stno_beta(osc) -> float:
+    """The coupling phase β the compiler programs so that H's first harmonic is a pure sine (H₁ = R sin(Δ + ψ)
+    -> β = ψ in hw_models' convention)."""
+    h1 = np.asarray(osc.coupling_function(1.0, beta_rad=0.0).harmonics, dtype=float)[0]
+    return math.atan2(h1[1], h1[0])
 
 
-def _from_hw_models(name: str) -> DeviceProfile | None:
-    """The profile built from :mod:`hw_models` presets, or None when that interface is not available (the
-    failure is remembered in :data:`HW_ERRORS` and not retried in this process)."""
-    if name in _HW_CACHE:
-        return _HW_CACHE[name]
-    try:
-        from . import _hw_adapter
+@functools.lru_cache(maxsize=16)
+def _device(level: str, f0_hz: float | None):
+    import hw_models as hw
 
-        prof = _hw_adapter.profile(name, FALLBACK_PROFILES[name])
-    except Exception as exc:  # noqa: BLE001 - any failure of the device models falls back to the cited table
-        HW_ERRORS[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
-        prof = None
-    _HW_CACHE[name] = prof
-    return prof
+    kind, preset = LEVELS[level]
+    osc = hw.make_device(kind, preset)
+    if f0_hz is not None and float(f0_hz) != osc.frequency():
+        osc = osc.with_frequency(float(f0_hz))
+    return ChipDevice(level=level, oscillator=osc)
 
 
-def device_profile(name: str, *, f0_hz: float | None = None, use_hw_models: bool = True) -> DeviceProfile:
-    """The :class:`DeviceProfile` of a device preset.
+def chip_device(name: str, *, f0_hz: float | None = None) -> ChipDevice:
+    """The :class:`ChipDevice` for a chip's ``device`` name.
 
     Parameters
     ----------
     name : {'ideal', 'ring-macromodel', 'ring-circuit', 'spin-torque'}
     f0_hz : float, optional
-        Override the nominal frequency (phase diffusion scales as f₀² for a fixed c, and power ∝ f₀).
-    use_hw_models : bool
-        Take the figures from :mod:`hw_models` presets where available.
+        Nominal frequency [Hz]: the device is rescaled by a physical parameter (ring: load C, so D ∝ f₀²,
+        H ∝ f₀, power unchanged; STNO: ω₀; ideal: f₀) with every number recomputed, or refused (ValueError
+        naming ``f0_hz``) when that leaves the device's valid range.
     """
-    if name not in FALLBACK_PROFILES:
-        raise ValueError(f"unknown device {name!r}; valid: {', '.join(FALLBACK_PROFILES)}")
-    prof = (_from_hw_models(name) if use_hw_models else None) or FALLBACK_PROFILES[name]
-    if prof is FALLBACK_PROFILES[name] and name in HW_ERRORS:
-        prof = replace(prof, sources={**prof.sources, "fallback": f"hw_models unavailable ({HW_ERRORS[name]})"})
-    if f0_hz is not None and float(f0_hz) != prof.f0_hz:
-        s = float(f0_hz) / prof.f0_hz
-        prof = replace(prof, f0_hz=float(f0_hz), phase_diffusion_rad2_per_s=prof.phase_diffusion_rad2_per_s * s**2,
-                       power_w=prof.power_w * s,
-                       sources={**prof.sources, "f0_hz": "config override (D scaled as f0^2, power as f0)"})
-    return prof
+    if name not in LEVELS:
+        raise ValueError(f"unknown device {name!r}; valid: {', '.join(LEVELS)}")
+    try:
+        return _device(name, None if f0_hz is None else float(f0_hz))
+    except ValueError as exc:
+        if f0_hz is None:
+            raise
+        raise ValueError(f"f0_hz: {exc}") from None
+
+
+def chip_device_from_dict(d: dict, where: str = "device") -> ChipDevice:
+    """Inverse of :meth:`ChipDevice.to_dict` (the oscillator's params validated against physical ranges)."""
+    import hw_models as hw
+
+    if not isinstance(d, dict) or set(d) != {"level", "oscillator"}:
+        raise ValueError(f"{where} must be an object with keys 'level' and 'oscillator'")
+    if d["level"] not in LEVELS:
+        raise ValueError(f"{where}.level must be one of {', '.join(LEVELS)}, got {d['level']!r}")
+    osc = hw.device_from_dict(d["oscillator"], f"{where}.oscillator")
+    if osc.kind != LEVELS[d["level"]][0]:
+        raise ValueError(f"{where}: level {d['level']!r} needs a {LEVELS[d['level']][0]} oscillator, got {osc.kind!r}")
+    return ChipDevice(level=d["level"], oscillator=osc)
+
+
+def coupling_rule(config, device, kind: str = "kuramoto") -> dict:
+    """The coupler the chip uses for its matrix and the effective coupling function it programs.
+
+    ``kind`` 'kuramoto' (causal, signed C: the device's one-way coupler, e.g. a ring's transconductor, a
+    negative receive gain being its output-swapped circuit) or 'ssa' (symmetric pairs: the bidirectional
+    coupler, e.g. a resistor). H of one coupler comes from the device object (ring: receiver PPV × the
+    coupler's current waveform); harmonics are normalised to a₁ = 1 (κ sets the scale) and the loading offset
+    is reported per coupler in units of a₁ (a constant frequency shift, cancelled by the trim bias).
+
+    ``two-tap`` (ring devices): each coupling senses the source ring at node 0 (weight w₁) and at node k
+    (w₂ ≥ 0), H_eff = w₁ H_0 + w₂ H_k with H_k computed for that tap from the circuit; the node k and w₂/w₁
+    are chosen so that the first harmonic of H_eff is a pure sine (its cos term cancelled) with the largest
+    a₁ per unit of coupler weight. Doubles the couplers.
+
+    Raises
+    ------
+    ValueError
+        The device's coupler cannot realise the matrix (one-way or negative), or a negative coupling whose
+        circuit does not give −H (the chip's phase network takes one H shape per matrix).
+    """
+    matrix = "kuramoto" if kind == "kuramoto" else "ssa"
+    cp = device.coupler(matrix)
+    cf = device.coupling_function(matrix)
+    h_raw = np.asarray(cf.harmonics, dtype=float)
+    a1 = float(h_raw[0, 0])
+    if not a1 > 0:
+        raise ValueError(f"device {device.name!r}: the {matrix} coupler's H has no positive first sine harmonic")
+    mode = config.coupling.phase_correction
+    if mode == "auto":
+        mode = "two-tap" if device.is_ring else "none"
+    rule = {"matrix": matrix, "coupler": _describe_coupler(cp), "phase_correction": mode, "taps": 1,
+            "tap_node": 0, "tap_phase_rad": 0.0, "weights": [1.0],
+            "a1_rad_s_per_coupler": a1, "offset_per_coupler": float(cf.offset_rad_s) / a1,
+            "harmonics": [list(map(float, r)) for r in _normalised(h_raw)]}
+    if matrix == "kuramoto":
+        cn = device.coupling_function(matrix, sign=-1)
+        hn = np.asarray(cn.harmonics, dtype=float)
+        if not np.allclose(hn, -h_raw, rtol=1e-6, atol=1e-9 * abs(a1)):
+            raise ValueError(f"device {device.name!r}: the negative-gain coupler's H is not -H of the positive one; "
+                             f"the chip's phase network takes one H shape per matrix")
+        rule["negative_gain"] = "swapped coupler circuit; its H computed from the circuit equals -H in every harmonic"
+        rule["offset_negative_per_coupler"] = float(cn.offset_rad_s) / a1
+    if mode == "none":
+        return rule
+    if not device.is_ring:
+        raise ValueError(f"coupling.phase_correction = 'two-tap' needs a ring device (its nodes provide the phase "
+                         f"taps); the device is {device.name!r}")
+    n = int(device.oscillator.params.n_stages)
+    c0 = h_raw[:, 0] + 1j * h_raw[:, 1]
+    if abs(c0[0].imag) < 1e-12 * abs(c0[0]):
+        return rule
+    best = None
+    for k in range(1, n):
+        hk = np.asarray(device.coupling_function(matrix, source_node=k).harmonics, dtype=float)
+        ck = hk[:, 0] + 1j * hk[:, 1]
+        if ck[0].imag == 0 or np.sign(ck[0].imag) == np.sign(c0[0].imag):
+            continue
+        r = -c0[0].imag / ck[0].imag
+        eff = (c0[0].real + r * ck[0].real) / (1.0 + r)  # a_1 per unit of total coupler weight
+        if eff > 0 and (best is None or eff > best[0]):
+            best = (eff, k, r, ck)
+    if best is None:
+        raise ValueError("no ring tap can cancel the cos term of the coupling function's first harmonic")
+    _, k, r, ck = best
+    w = np.array([1.0, r]) / (1.0 + r)
+    ce = w[0] * c0 + w[1] * ck
+    he = np.stack([ce.real, ce.imag], axis=1)
+    a1e = float(he[0, 0])
+    he = he / a1e
+    he[0, 1] = 0.0  # exact by construction (rounding)
+    off_k = float(device.coupling_function(matrix, source_node=k).offset_rad_s)
+    rule.update(taps=2, tap_node=int(k), tap_phase_rad=float(np.angle(ck[0] / c0[0])),
+                weights=[float(x) for x in w], a1_rad_s_per_coupler=a1e,
+                offset_per_coupler=(w[0] * float(cf.offset_rad_s) + w[1] * off_k) / a1e,
+                harmonics=[list(map(float, r_)) for r_ in _normalised(he)])
+    if matrix == "kuramoto":
+        off_nk = float(device.coupling_function(matrix, sign=-1, source_node=k).offset_rad_s)
+        rule["offset_negative_per_coupler"] = (w[0] * float(cn.offset_rad_s) + w[1] * off_nk) / a1e
+    return rule
+
+
+def _normalised(h):
+    return _normalise(h)
+
+
+def _describe_coupler(cp) -> dict:
+    if isinstance(cp, float):
+        return {"kind": "abstract", "strength": cp}
+    from hw_models.couplers import coupler_to_dict
+
+    return coupler_to_dict(cp)

@@ -12,9 +12,11 @@ Chip terms (per layer, summed; every term carries a source string, constants in
 - ``oscillators_j``: N_osc · P_osc · (τ_s + t_read), P_osc from ``hw_models.power``;
 - ``injection_j``: phase initialisation by injection locking, N_osc · (P_osc + C_inj V² f₀) · t_inj with the
   Adler locking time t_inj = ln(π / ε) / K_inj (assumed model until the realism work provides its own);
-- ``static_coupler_j``: N_couplers · P_coupler · (τ_s + t_read), P_coupler from ``hw_models.coupler_power``
-  (ring) or assumed (spin-torque), every coupler at full scale (an upper estimate);
-- ``coupler_programming_j``: coupler-register bits × E_bit (``hw_models.coupler_programming_energy``);
+- ``static_coupler_j``: N_couplers · P_coupler · τ_s (Kuramoto: the couplers open for the readout window,
+  :mod:`mapping.readout`; SSA: τ_s + averaging window), P_coupler from ``hw_models.coupler_power``
+  (ring; or the chip's coupler object's ``power``) or assumed (spin-torque), every coupler at full scale
+  (an upper estimate);
+- ``coupler_programming_j``: coupler-register bits × E_bit (a latch write, assumed 10 fJ/bit);
 - ``dac_j``: the binary-weighted coupler and receive-gain DACs, ½ (2^b − 1) C_u V² per conversion, their
   settling time (b + 1) ln 2 · R · 2^(b−1) C_u reported in ``timeline_s``;
 - ``clock_j``: the reference clock to every injection and detector site, (2 × pitch × c_wire + C_sink) V² f₀
@@ -161,54 +163,101 @@ def model_cost(model_kind: str, mc: dict) -> dict:
 _COUPLER_CACHE: dict = {}
 
 
-def coupler_static_power(device_name: str) -> tuple[float, str]:
-    """Static dissipation of one coupler at full scale [W] and its source.
+def _hw_source_key() -> str:
+    """Hash of the hw_models sources (the disk cache of derived device numbers is keyed on it)."""
+    import hashlib
+    from pathlib import Path
 
-    Ring devices: ``hw_models.coupler_power`` of the 65 nm ring preset with its coupler at Δ = π/2 (the mean over
-    uniformly spread phase differences for near-sinusoidal node waveforms); cached on disk per hw_models
-    source version (the limit cycle takes seconds). Spin-torque: assumed (:data:`STNO_COUPLER_W`).
-    """
-    if device_name in _COUPLER_CACHE:
-        return _COUPLER_CACHE[device_name]
-    if device_name == "spin-torque":
-        out = (ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source)
-    else:
-        p = _cached_ring_coupler_power()
-        src = ("hw_models.coupler_power(cmos_65nm_ring(), cmos_65nm_coupler()) at delta = pi/2, every coupler at "
-               "full scale (an upper estimate: a coupler programmed to w dissipates about w times this)")
-        if device_name == "ideal":
-            src = "ideal device charged as the 65 nm ring's coupler (assumed): " + src
-        out = (p, src)
-    _COUPLER_CACHE[device_name] = out
-    return out
+    import hw_models
+
+    h = hashlib.sha256()
+    for f in sorted(Path(hw_models.__file__).parent.glob("*.py")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:20]
 
 
-def _cached_ring_coupler_power() -> float:
+def _disk_cached(key: str, fn) -> float:
+    """``fn()`` cached on disk under ``key`` + the hw_models source hash (a ring's limit cycle takes seconds)."""
     import json
     import os
     from pathlib import Path
 
-    import hw_models as hw
-
-    from ._hw_adapter import _source_key
-
     path = Path(os.environ.get("OSCSIM_CACHE", Path.home() / ".cache" / "oscsim")) / "mapping-coupler-power.json"
-    key = _source_key()
+    key = f"{key}:{_hw_source_key()}"
     try:
         cache = json.loads(path.read_text())
     except (OSError, ValueError):
         cache = {}
     if key in cache:
         return float(cache[key])
-    p = float(hw.coupler_power(hw.cmos_65nm_ring(), hw.cmos_65nm_coupler()))
+    v = float(fn())
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({**cache, key: p}))
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({**cache, key: v}))
         os.replace(tmp, path)
     except OSError:
         pass
-    return p
+    return v
+
+
+def coupler_static_power(device, kind: str = "kuramoto") -> tuple[float, str]:
+    """Static dissipation of one coupler at full scale [W] and its source.
+
+    Parameters
+    ----------
+    device : ChipDevice / DeviceProfile or str
+        The chip's device (``chip.device``) or a device level name.
+    kind : {'kuramoto', 'ssa'}
+        The coupling matrix the coupler realises (one-way signed, or symmetric).
+
+    Notes
+    -----
+    With hw_models device objects (``device.coupler(matrix).power(oscillator)``) the chip's own coupler is asked;
+    otherwise ring levels use ``hw_models.coupler_power`` of the 65 nm ring preset with its resistive coupler.
+    Bidirectional couplers are charged at Δ = π/2 (the mean over uniformly spread phase differences for
+    near-sinusoidal node waveforms). Spin-torque electrical coupling without a coupler power: assumed
+    (:data:`energy_constants.STNO_COUPLER_W`). Every coupler is charged at full scale (an upper estimate).
+    """
+    name = device if isinstance(device, str) else device.name
+    ck = (name, kind, repr(getattr(device, "oscillator", None)))
+    if ck in _COUPLER_CACHE:
+        return _COUPLER_CACHE[ck]
+    full = " at full scale (an upper estimate: a coupler programmed to w dissipates about w times this)"
+    out = None
+    if not isinstance(device, str) and hasattr(device, "coupler") and hasattr(device, "oscillator"):
+        try:
+            c = device.coupler(kind)
+            if hasattr(c, "power"):
+                osc = device.oscillator
+                p = _disk_cached(f"{name}:{kind}:{c!r}", lambda: c.power(osc))
+                out = (p, f"hw_models {type(c).__name__}.power(device) of the chip's {kind} coupler" + full)
+        except (ValueError, TypeError, AttributeError):
+            out = None  # this device's coupler has no dissipation model: fall through to the stated figures
+    if out is None and name == "spin-torque":
+        out = (ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source)
+    if out is None:
+        import hw_models as hw
+
+        p = _disk_cached("cmos_65nm_ring:cmos_65nm_coupler",
+                         lambda: hw.coupler_power(hw.cmos_65nm_ring(), hw.cmos_65nm_coupler()))
+        src = "hw_models.coupler_power(cmos_65nm_ring(), cmos_65nm_coupler()) at delta = pi/2" + full
+        if name == "ideal":
+            src = "ideal device charged as the 65 nm ring's coupler (assumed): " + src
+        out = (p, src)
+    _COUPLER_CACHE[ck] = out
+    return out
+
+
+def _oscillator_power(chip: Chip) -> float:
+    """Mean oscillator power [W]: over the chip's per-instance draw where it carries one, else the nominal."""
+    import numpy as np
+
+    draws = [np.asarray(lm.power_w, float) for lm in chip.layers if getattr(lm, "power_w", None) is not None]
+    if draws and all(np.any(d) for d in draws):
+        return float(np.mean([d.mean() for d in draws]))
+    return float(chip.device.power_w)
 
 
 # ---------------------------------------------------------------------------------------------- the chip model
@@ -243,6 +292,10 @@ class ChipEnergySpec:
     readout_samples : float
         Phase samples converted per oscillator (SSA-1D collective: the averaging window over the detector
         window, for ⟨cos(θ_i − θ_j)⟩; 1 otherwise).
+    injection_s, injection_driver_w : float or None
+        Injection time per phase write [s] and reference-driver power per oscillator [W] from
+        :mod:`mapping.injection` where the chip has an ``[injection]`` section; None: the stated Adler model
+        (:func:`injection_time_s`, driver C_inj V² f₀).
     sources : dict
     """
 
@@ -273,6 +326,8 @@ class ChipEnergySpec:
     readout_noise_rad: float = 2e-3
     diffusion_rad2_per_s: float = 0.0
     readout_samples: float = 1.0
+    injection_s: float | None = None
+    injection_driver_w: float | None = None
     sources: dict
 
     def __post_init__(self):
@@ -303,7 +358,7 @@ class ChipEnergySpec:
         cfg, dev = chip.config, chip.device
         lm = chip.layers[0]
         T = int(T or lm.max_tokens)
-        pc, pc_src = coupler_static_power(dev.name)
+        pc, pc_src = coupler_static_power(dev, "kuramoto" if chip.kind == "kuramoto" else "ssa")
         kura = lm.kind == "kuramoto"
         taus = ()
         if chip.model is not None and kura:
@@ -312,15 +367,18 @@ class ChipEnergySpec:
             except AttributeError:
                 taus = ()
         area = chip_area(chip)
+        t_inj, drv_w, inj_src = _injection_from_realism(chip)
         return cls(
             kind=chip.kind, layer_kind=lm.kind, n_layers=len(chip.layers), n_heads=lm.n_heads,
             head_dim=lm.head_dim, banks=lm.banks,
             taps=int(chip.coupling_rule.get("taps", 1)) if chip.coupling_rule else 1, T=T,
-            model_config=dict(chip.model_info["config"]), f0_hz=dev.f0_hz, p_osc_w=dev.power_w, p_coupler_w=pc,
-            e_bit_write_j=dev.coupler_write_j_per_bit,
+            model_config=dict(chip.model_info["config"]), f0_hz=dev.f0_hz, p_osc_w=_oscillator_power(chip),
+            p_coupler_w=pc, e_bit_write_j=ec.COUPLER_WRITE_J_PER_BIT.value,
             settle_cycles=cfg.settle_cycles if kura else cfg.ssa.settle_cycles,
             read_cycles=cfg.readout.averaging_cycles if kura else cfg.ssa.averaging_cycles,
-            coupler_bits=cfg.coupling.bits or ANALOG_BITS, gain_bits=cfg.coupling.gain_bits or ANALOG_BITS,
+            coupler_bits=cfg.coupling.bits or ANALOG_BITS,
+            # Kuramoto: the receive-gain DAC; SSA: the per-oscillator frequency DAC, at the trim resolution
+            gain_bits=(cfg.coupling.gain_bits if kura else cfg.trim_bits) or ANALOG_BITS,
             readout_bits=cfg.readout.bits or ANALOG_BITS, digital_precision=cfg.energy.digital_precision,
             gpu=cfg.energy.gpu, gpu_precision=cfg.energy.gpu_precision, batch=cfg.energy.batch,
             area_mm2_per_layer=area["area_mm2"] / len(chip.layers), tau=taus,
@@ -328,10 +386,41 @@ class ChipEnergySpec:
             diffusion_rad2_per_s=dev.diffusion_at(cfg.temperature_k) if cfg.noise else 0.0,
             readout_samples=max(1.0, cfg.ssa.averaging_cycles / cfg.readout.averaging_cycles)
             if lm.kind == "ssa1d-collective" else 1.0,
-            sources={"p_osc_w": dev.sources.get("power_w", "assumed"), "p_coupler_w": pc_src,
-                     "e_bit_write_j": dev.sources.get("coupler_write_j_per_bit", "assumed"),
+            injection_s=t_inj, injection_driver_w=drv_w,
+            sources={"p_osc_w": dev.sources.get("power_w", dev.sources.get("power", "assumed")) + " (mean over the "
+                                "chip's instances where it carries a per-instance draw)",
+                     "p_coupler_w": pc_src, "e_bit_write_j": ec.COUPLER_WRITE_J_PER_BIT.source,
+                     **({"injection": inj_src} if inj_src else {}),
                      "area": area["validity"]},
         )
+
+
+def _injection_from_realism(chip: Chip):
+    """(t_inj [s], driver power per oscillator [W], source) from :mod:`mapping.injection` where the chip's config
+    has an ``[injection]`` section; (None, None, "") otherwise (the stated Adler model is used).
+
+    In ``mode = "ideal"`` the fidelity run starts at the token phases, but a physical chip still writes them:
+    the energy is charged as an injection of ``injection.cycles`` cycles (stated in the source)."""
+    import dataclasses
+
+    inj = getattr(chip.config, "injection", None)
+    if inj is None:
+        return None, None, ""
+    import importlib
+
+    try:  # mapping.injection (device realism) is optional: the stated Adler model stands in without it
+        injection_energy_j = importlib.import_module(".injection", __package__).injection_energy_j
+    except (ImportError, AttributeError):
+        return None, None, ""
+    cfg = chip.config
+    ideal = getattr(inj, "mode", "injected") == "ideal"
+    if ideal:
+        cfg = cfg.replace(injection=dataclasses.replace(inj, mode="injected"))
+    t = float(inj.cycles) / chip.device.f0_hz
+    e = injection_energy_j(cfg, chip.device, 1.0)
+    how = (f"charged as injected for {inj.cycles:g} cycles (the fidelity run idealises injection: mode 'ideal')"
+           if ideal else f"the chip's injection, {inj.cycles:g} cycles")
+    return t, float(e["drivers_j"]) / t, f"mapping.injection, {how}: {e['source']}"
 
 
 def _dac_conversion_j(bits: int, vdd: float) -> float:
@@ -425,7 +514,15 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     per = n["per"]  # tokens sharing one programming of the arrays
     t_win = (s.settle_cycles + s.read_cycles) / f0
     t_read = s.read_cycles / f0
-    t_inj = injection_time_s(f0) if n["inject"] else 0.0
+    # Kuramoto chips open the couplers at τ_s and read the free-running window (mapping.readout); SSA cells stay
+    # coupled while they average
+    t_coupled = s.settle_cycles / f0 if kura else t_win
+    if s.injection_s is not None:
+        t_inj = s.injection_s if n["inject"] else 0.0
+        inj_power = s.p_osc_w + (s.injection_driver_w or 0.0)
+    else:
+        t_inj = injection_time_s(f0) if n["inject"] else 0.0
+        inj_power = s.p_osc_w + ec.C_INJECTION_F.value * V**2 * f0
     t_dac = max(_dac_settle_s(s.coupler_bits), _dac_settle_s(s.gain_bits))
     e_dac_c, e_dac_g = _dac_conversion_j(s.coupler_bits, V), _dac_conversion_j(s.gain_bits, V)
     e_conv = ec.ADC_FOM_J_PER_STEP.value * 2**s.readout_bits
@@ -460,7 +557,6 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     sram_detail = {"weights_j": 0.0, "a_into_array_j": 0.0, "phases_in_j": 0.0, "phases_out_j": 0.0,
                    "scores_j": 0.0, "array_bus_j": 0.0}
     L = s.n_layers
-    inj_power = s.p_osc_w + ec.C_INJECTION_F.value * V**2 * f0
     channels = 2 * n["read"]
     conversions = channels * s.readout_samples
     sinks = n["osc"] + channels
@@ -471,7 +567,7 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     for _ in range(L):
         b["oscillators_j"] += n["osc"] * s.p_osc_w * t_win / per
         b["injection_j"] += n["osc"] * inj_power * t_inj / per
-        b["static_coupler_j"] += n["coup"] * s.p_coupler_w * t_win / per
+        b["static_coupler_j"] += n["coup"] * s.p_coupler_w * t_coupled / per
         b["coupler_programming_j"] += n["coup"] * s.coupler_bits * s.e_bit_write_j / per
         b["dac_j"] += (n["coup"] * e_dac_c + n["gain"] * e_dac_g) / per
         b["clock_j"] += sinks * c_sink * V**2 * f0 * (t_inj + t_win) / per
@@ -501,12 +597,14 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     src = {
         "oscillators_j": f"N_osc x P_osc x (settle {s.settle_cycles:g} + readout {s.read_cycles:g} cycles) at "
                          f"f0 = {f0:.3g} Hz; P_osc = {s.p_osc_w:.3g} W: {s.sources.get('p_osc_w', 'assumed')}",
-        "injection_j": (f"injection locking for t_inj = ln(pi/eps)/K_inj = {t_inj * 1e9:.3g} ns per oscillator at "
+        "injection_j": (s.sources["injection"] if s.injection_s is not None and "injection" in s.sources else
+                        f"injection locking for t_inj = ln(pi/eps)/K_inj = {t_inj * 1e9:.3g} ns per oscillator at "
                         f"P_osc + C_inj V^2 f0: {ec.INJECTION_FRACTION.source}; {ec.INJECTION_RESIDUAL_RAD.source};"
                         f" {ec.C_INJECTION_F.source}") if n["inject"] else
                        "not used: SSA cells start free-running (the locked state and the drift average do not "
                        "depend on the initial phases)",
-        "static_coupler_j": f"N_couplers x {s.p_coupler_w:.3g} W x (settle + readout window): "
+        "static_coupler_j": f"N_couplers x {s.p_coupler_w:.3g} W x "
+                            f"{'settle window (couplers open for the readout, mapping.readout)' if kura else 'settle + averaging window'}: "
                             f"{s.sources.get('p_coupler_w', 'assumed')}",
         "coupler_programming_j": f"N_couplers x {s.coupler_bits} bits x {s.e_bit_write_j:.3g} J/bit: "
                                  f"{s.sources.get('e_bit_write_j', 'assumed')}",

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Figure", "STNO_COUPLER_W", "SRAM_SOURCE", "BYTES", "HOROWITZ_45NM", "PRECISIONS", "GPU_PRECISIONS", "GPUSpec", "GPUS", "scale_energy",
+__all__ = ["Figure", "COUPLER_WRITE_J_PER_BIT", "STNO_COUPLER_W", "SRAM_SOURCE", "BYTES", "HOROWITZ_45NM", "PRECISIONS", "GPU_PRECISIONS", "GPUSpec", "GPUS", "scale_energy",
            "mac_energy_j", "op_energy_j", "sram_j_per_bit", "HBM_J_PER_BIT", "PERIPHERY_NODE_NM", "PERIPHERY_VDD_V",
            "ADC_FOM_J_PER_STEP", "C_UNIT_SWITCH_F", "R_DAC_DRIVER_OHM", "C_WIRE_F_PER_M", "CLOCK_TREE_FACTOR",
            "C_CLOCK_SINK_F", "C_DETECTOR_F", "C_INJECTION_F", "INJECTION_FRACTION", "INJECTION_RESIDUAL_RAD",
@@ -134,6 +134,9 @@ HBM_J_PER_BIT = Figure(3.9e-12, "J/bit", "[OCo17] HBM2 about 3.9 pJ/bit; used fo
                        "(assumed: no per-bit figure of the newer generations is cited here)")
 
 # -- analog/mixed-signal periphery ------------------------------------------------------------------------------
+COUPLER_WRITE_J_PER_BIT = Figure(10e-15, "J/bit", "assumed: 10 fJ per coupler-register latch write at 65 nm "
+                                 "(a few fF of latch and local wiring at 1.2 V; the same figure as "
+                                 "hw_models.energy.E_BIT_WRITE_J); the A values' trip from SRAM is in sram_j")
 ADC_FOM_J_PER_STEP = Figure(5e-15, "J/conversion-step", "assumed: 5 fJ/step, a representative SAR ADC Walden "
                             "FoM at 65 nm [Mur]; one conversion costs FoM * 2^bits")
 ADC_SHARE = Figure(64, "channels per ADC", "assumed: each phase-detector channel samples onto a hold capacitor; "

@@ -23,6 +23,7 @@ _SSA_WHY = {
     "norm_reference": "the norm-matching bound belongs to Kuramoto attention",
     "settle_cycles": "SSA chips settle and average over [ssa] settle_cycles and averaging_cycles",
     "steps_per_cycle": "SSA chips integrate with [ssa] steps_per_cycle",
+    "energy.analog_scores": "SSA cells already measure the scores S; the analog-score mode is for Kuramoto chips",
 }
 _KURAMOTO_WHY = {f"ssa.{f.name}": "a Kuramoto chip has no SSA cells; [ssa] configures SSA chips only"
                  for f in dataclasses.fields(SSAConfig)}
@@ -49,7 +50,7 @@ def inert_fields(config: ChipConfig, kind: str, model_config=None, device=None) 
     kind : {'kuramoto', 'ssa'}
     model_config : model config, optional
         The model's configuration (its ``bound`` decides whether ``norm_reference`` acts on a Kuramoto chip).
-    device : DeviceProfile, optional
+    device : mapping.devices.ChipDevice, optional
         The chip's device (``temperature_k`` has no effect on a device without thermal phase diffusion).
     """
     if kind not in ("kuramoto", "ssa"):
@@ -58,7 +59,7 @@ def inert_fields(config: ChipConfig, kind: str, model_config=None, device=None) 
     if kind == "kuramoto" and model_config is not None and getattr(model_config, "bound", "norm") != "norm":
         why["norm_reference"] = (f"the model's bound is {model_config.bound!r}; only the norm-matching bound "
                                  f"reads the norm of a")
-    if device is not None and config.noise and device.phase_diffusion_rad2_per_s == 0:
+    if device is not None and config.noise and device.diffusion_at(config.temperature_k) == 0:
         why["temperature_k"] = f"the {device.name!r} device has no thermal phase diffusion"
     return {name: reason for name, reason in why.items() if _get(config, name) not in _neutral(config, name)}
 

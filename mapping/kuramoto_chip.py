@@ -98,8 +98,8 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
         bank 1 the unit-gain reference bank.
     coupler_gain : (banks, h, k_h, T_max, T_max) or None
         Multiplicative coupler strengths 1 + δ (mismatch).
-    sigma : float
-        Phase-noise intensity [rad / sqrt(cycle)].
+    sigma : float or (banks, h, k_h, T_max) array
+        Phase-noise intensity [rad / sqrt(cycle)], per oscillator when an array (the device's instance draw).
     readout : PhaseReadout or None
         None: ideal readout.
     seed : int
@@ -172,6 +172,10 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
     G = nb * B * n_heads * kh
     coupling = np.stack(coup).reshape(G, T, T)
     omega = np.stack(omg).reshape(G, T)
+    sig = np.asarray(sigma, dtype=float)
+    if sig.ndim:  # per-oscillator noise of the mismatch draw, laid out like freq_residual
+        sigma = np.stack([np.broadcast_to(sig[bank][None, :, :, :T], (B, n_heads, kh, T))
+                          for bank in range(nb)]).reshape(G, T)
     y0 = np.broadcast_to(th[None], (nb, B, n_heads, kh, T)).reshape(G, T)
     # one stream per network, keyed on (sequence, bank, head, coordinate): groups are ordered (bank, B, h, kh)
     gseed = stream_seeds(seed, PURPOSE["kuramoto"], seq[None, :, None, None], np.arange(nb)[:, None, None, None],
@@ -195,7 +199,8 @@ def kuramoto_chip_step(theta, A, v, *, n_heads: int, kappa: float, settle_cycles
         for bank in range(nb):
             for b in range(B):
                 rng = sequence_rng(seed, PURPOSE["readout"], int(seq[b]), bank)
-                smp = free_running_samples(yb[bank, b], ob[bank, b], sigma, times, rng) if sb is None else sb[:, bank, b]
+                sg = sigma if np.ndim(sigma) == 0 else np.reshape(sigma, (nb, B, -1))[bank, b]
+                smp = free_running_samples(yb[bank, b], ob[bank, b], sg, times, rng) if sb is None else sb[:, bank, b]
                 meas[bank, b] = readout.measure_samples(smp, rng if readout.noise_rad > 0 else None)
         meas = meas.reshape(G, T)
     else:

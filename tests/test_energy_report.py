@@ -164,3 +164,59 @@ def test_simulate_json_carries_the_energy_keys(tmp_path, capsys):
     assert main(["simulate", str(ck), "--tokens", "16"]) == 0
     out = capsys.readouterr().out
     assert "lower bound" in out and "Amdahl bound" in out and "area:" in out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(cb=st.one_of(st.none(), st.integers(1, 10)), gb=st.one_of(st.none(), st.integers(1, 10)),
+       rb=st.one_of(st.none(), st.integers(1, 14)), avg=st.floats(0.5, 64), settle=st.floats(0.5, 64),
+       prec=st.sampled_from(["int8", "int16", "fp16", "fp32"]), gprec=st.sampled_from(["bf16", "fp32", "int8"]),
+       phase=st.sampled_from(["prefill", "decode"]), analog=st.booleans(), batch=st.integers(1, 128))
+def test_report_gains_never_exceed_amdahl_over_chip_configs(chip, cb, gb, rb, avg, settle, prec, gprec, phase,
+                                                            analog, batch):
+    import dataclasses
+
+    from mapping.config import EnergyConfig
+
+    c0 = chip.config
+    cfg = c0.replace(settle_cycles=settle, coupling=dataclasses.replace(c0.coupling, bits=cb, gain_bits=gb),
+                     readout=dataclasses.replace(c0.readout, bits=rb, averaging_cycles=avg),
+                     energy=EnergyConfig(digital_precision=prec, gpu_precision=gprec, phase=phase,
+                                         analog_scores=analog, batch=batch))
+    r = energy_report(chip.__class__(**{**chip.__dict__, "config": cfg}))
+    assert r["array_gain"] <= r["amdahl_max_gain"] * (1 + 1e-12)
+    assert r["energy_per_token_chip_j"] == pytest.approx(sum(r["breakdown"].values()), rel=1e-12)
+    w = r["whole_model"]
+    rest = w["chip_j"] - r["energy_per_token_chip_j"]
+    assert (r["digital_only_chip_j"] + rest) / w["chip_j"] <= w["amdahl_max_gain"] * (1 + 1e-12)
+    assert r["gpu_energy_bounds_j"]["lower"] <= r["gpu_energy_bounds_j"]["upper"]
+
+
+def test_injection_from_the_realism_module_when_present(monkeypatch):
+    import sys
+    import types
+    from types import SimpleNamespace as NS
+
+    from mapping.energy import _injection_from_realism
+
+    seen = {}
+
+    def injection_energy_j(config, device, n):
+        seen["mode"] = config.injection.mode
+        t = config.injection.cycles / device.f0_hz
+        return {"oscillators_j": n * 1e-4 * t, "drivers_j": n * 3e-5 * t, "total_j": n * 1.3e-4 * t,
+                "source": "fake driver model"}
+
+    monkeypatch.setitem(sys.modules, "mapping.injection",
+                        types.SimpleNamespace(injection_energy_j=injection_energy_j))
+
+    class Cfg(NS):
+        def replace(self, **kw):
+            return Cfg(**{**self.__dict__, **kw})
+
+    chip = NS(config=Cfg(injection=NS(mode="ideal", cycles=20.0, strength_fraction=0.05)), device=NS(f0_hz=2e9))
+    monkeypatch.setattr("dataclasses.replace", lambda obj, **kw: NS(**{**obj.__dict__, **kw}))
+    t, drv, src = _injection_from_realism(chip)
+    assert t == pytest.approx(20 / 2e9) and drv == pytest.approx(3e-5)
+    assert seen["mode"] == "injected" and "charged as injected" in src and "fake driver model" in src
+    assert _injection_from_realism(NS(config=NS(), device=NS(f0_hz=1e9))) == (None, None, "")

@@ -58,7 +58,7 @@ def test_each_chip_term_against_a_hand_calculation():
     V = 1.2
     assert b["oscillators_j"] == pytest.approx(L * n_osc * 100e-6 * t_win / T)
     assert b["injection_j"] == pytest.approx(L * n_osc * (100e-6 + 5e-15 * V**2 * 1e9) * t_inj / T)
-    assert b["static_coupler_j"] == pytest.approx(L * n_coup * 20e-6 * t_win / T)
+    assert b["static_coupler_j"] == pytest.approx(L * n_coup * 20e-6 * 4e-9 / T)  # couplers open for the readout
     assert b["coupler_programming_j"] == pytest.approx(L * n_coup * 6 * 10e-15 / T)
     assert b["dac_j"] == pytest.approx(L * (n_coup * 0.5 * 63 * 1e-15 * V**2 + k * T * 0.5 * 255 * 1e-15 * V**2) / T)
     pitch = math.sqrt(1e-6 / n_osc)    # 1 mm² per layer over its oscillators
@@ -97,8 +97,21 @@ def test_decode_counts_one_new_token_against_the_stored_phases():
     L, T, k = 2, 16, 8
     m = (T + 1) / 2                      # mean position of the new token
     assert e["oscillators_j"] == pytest.approx(L * 2 * k * m * 100e-6 * 8e-9)
-    assert e["static_coupler_j"] == pytest.approx(L * 2 * 2 * k * (T - 1) / 2 * 20e-6 * 8e-9)
+    assert e["static_coupler_j"] == pytest.approx(L * 2 * 2 * k * (T - 1) / 2 * 20e-6 * 4e-9)
     assert e["readout_j"] == pytest.approx(L * 2 * 2 * k * 5e-15 * 1024)  # only the new token is read
+
+
+def test_ssa_pairwise_cells_by_hand():
+    mc = {"d_model": 8, "n_heads": 2, "n_layers": 1, "frequency": "scalar"}
+    s = spec(kind="ssa", layer_kind="ssa-pairwise", n_layers=1, head_dim=1, banks=1, taps=1, model_config=mc,
+             settle_cycles=50.0, read_cycles=400.0)
+    e = chip_energy_per_token(s, phase="prefill")
+    b, T = e["breakdown"], 16
+    cells = 2 * T * (T - 1) / 2                     # one Adler cell per (head, i > j)
+    assert b["oscillators_j"] == pytest.approx(2 * cells * 100e-6 * 450e-9 / T)
+    assert b["static_coupler_j"] == pytest.approx(cells * 20e-6 * 450e-9 / T)  # coupled while averaging
+    assert b["injection_j"] == 0 and "not used" in e["sources"]["injection_j"]
+    assert b["readout_j"] == pytest.approx(2 * cells * 5e-15 * 1024 / T)
 
 
 def test_analog_scores_move_the_scores_onto_the_array():

@@ -56,6 +56,11 @@ def _edit(path, tmp_path, fn):
     (lambda d: d["layers"][0]["coupler_spread"].update(seed=[9, 9, 9]), "sha256"),
     (lambda d: d["config"]["coupling"].update(bits=99), "coupling.bits"),
     (lambda d: d.update(extra=1), "unknown keys"),
+    (lambda d: d["device"]["oscillator"]["params"].update(c_load_f=1.0), "c_load_f .* outside the physical range"),
+    (lambda d: d["device"]["oscillator"]["params"].update(colour=1), "unknown field"),
+    (lambda d: d["device"].update(level="spin-torque"), "needs a stno oscillator"),
+    (lambda d: d["coupling_rule"]["harmonics"][1].__setitem__(0, 0.5), "coupling_rule.harmonics differ"),
+    (lambda d: d["layers"][0]["diffusion_rel"]["data"][0][0][0].__setitem__(0, -1.0), "diffusion_rel"),
 ])
 def test_inconsistent_chip_json_is_refused(chip_file, model, tmp_path, edit, match):
     _, path = chip_file
@@ -147,22 +152,47 @@ def _json_of(capsys):
     return json.loads(text[text.index("{"):])
 
 
+def test_chip_device_from_hw_models_objects(model, chip_file):
+    from mapping.devices import chip_device
+
+    chip, _ = chip_file
+    dev = chip.device
+    assert dev.oscillator.kind == "ring" and dev.f0_hz == dev.oscillator.frequency()
+    assert chip.timebase["f0_hz"] == dev.f0_hz
+    # per-instance draw is kept: D and power vary with the instance's frequency error
+    lm = chip.layers[0]
+    assert np.std(lm.diffusion_rel) > 0 and np.std(lm.power_w) > 0
+    np.testing.assert_allclose(lm.diffusion_rel[lm.freq_trim_code == 0].mean(), 1.0, atol=0.05)
+    # f0_hz rescales the device physically: D ∝ f0², H per coupler ∝ f0, power unchanged (ring load C)
+    half = chip_device("ring-macromodel", f0_hz=0.5 * dev.f0_hz)
+    assert math.isclose(half.diffusion_at(300.0), 0.25 * dev.diffusion_at(300.0), rel_tol=1e-3)
+    assert math.isclose(half.power_w, dev.power_w, rel_tol=1e-3)
+    a1 = [d.coupling_function("kuramoto").harmonics[0, 0] for d in (dev, half)]
+    assert math.isclose(a1[1], 0.5 * a1[0], rel_tol=1e-3)
+    with pytest.raises(ValueError, match="f0_hz"):
+        chip_device("ring-macromodel", f0_hz=1e20)
+
+
 def test_two_tap_phase_correction(model):
     import dataclasses
 
     from mapping.compiler import coupling_rule
-    from mapping.devices import device_profile
+    from mapping.devices import chip_device
 
     base = ChipConfig()
     two = base.replace(coupling=dataclasses.replace(base.coupling, phase_correction="two-tap"))
-    ring = device_profile("ring-macromodel")
-    rule = coupling_rule(two, ring)
+    ring = chip_device("ring-macromodel")
+    rule = coupling_rule(two, ring, "kuramoto")
     h = np.asarray(rule["harmonics"])
     assert h[0, 0] == 1.0 and h[0, 1] == 0.0 and rule["taps"] == 2
-    # the synthesised first harmonic: c1 (w1 + w2 e^{i delta}) is real
-    c1 = complex(*ring.harmonics_array()[0])
+    assert rule["coupler"]["kind"] == "transconductance"  # causal matrix: the unilateral coupler
+    # the synthesised first harmonic, rebuilt from the circuit H of each tap, has no cos term
+    c0 = complex(*ring.coupling_function("kuramoto").harmonics[0])
+    ck = complex(*ring.coupling_function("kuramoto", source_node=rule["tap_node"]).harmonics[0])
     w1, w2 = rule["weights"]
-    assert abs((c1 * (w1 + w2 * np.exp(1j * rule["tap_phase_rad"]))).imag) < 1e-12
+    assert abs(c0.imag) > 0.05 * abs(c0)  # there was a cos term to cancel
+    assert abs((w1 * c0 + w2 * ck).imag) < 1e-9 * abs(c0)
+    assert coupling_rule(two, ring, "ssa")["coupler"]["kind"] == "resistive"  # symmetric pairs
     none = base.replace(coupling=dataclasses.replace(base.coupling, phase_correction="none"))
     c_none, c_two = compile(model, none), compile(model, two)
     assert compile(model, base).coupling_rule["phase_correction"] == "two-tap"  # auto on a ring

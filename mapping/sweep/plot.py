@@ -26,7 +26,7 @@ _LABELS = {
     "bpc_closed_form": "BPC closed form",
     "mean_layer_rel_error": "layer output rel. error (mean over layers)",
     "energy_chip_j_per_token": "chip energy per token (attention)",
-    "energy_gpu_j_per_token": "GPU energy per token (attention, roofline)",
+    "energy_gpu_j_per_token": "GPU energy per token (attention, [energy] gpu_bound)",
     "wall_s": "wall time per point",
 }
 _PARAM_UNITS = {"bits": "bits", "fraction": "fraction of f0", "spread": "relative s.d.", "seed": "",
