@@ -43,7 +43,9 @@ def main(argv=None) -> int:
 
         fixed = fixed.replace(coupling=dataclasses.replace(base.coupling, fraction=float(fix["coupling.fraction"])))
     for label, cfg in (("defaults", base), ("summary fix", fixed)):
-        for m in ("phase", "amplitude"):
+        # the fix's window is ~150x longer: the amplitude model there is tested on small layers instead
+        # (tests/test_realism_stno.py: within 2 % of the phase model), so only the valid phase model runs
+        for m in (("phase", "amplitude") if label == "defaults" else ("phase",)):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PhaseReductionWarning)
                 chip = compile(model, cfg.replace(stno_model=m))

@@ -241,6 +241,7 @@ def macro_locking_boundary(ring: RingOscillatorParams, coupler, *, delta_max: fl
 
     Uses each ring's own PPV and waveform (H_01 and H_10 differ for detuned rings) and the coupling offsets:
     dφ/dt = (ω_1 + a₀,10) − (ω_0 + a₀,01) + H̃_10(−φ) − H̃_01(φ), φ = θ_1 − θ_0, locked iff it has a zero.
+    A unilateral coupler (transconductor) has ring 1 as the source and ring 0 as the receiver: H_10 = 0.
     Returns (delta_star, dw_star [rad/s]), dw the free-running detuning ω_0 − ω_1 at the boundary.
     """
     lc0 = limit_cycle(ring, 512)
@@ -249,25 +250,23 @@ def macro_locking_boundary(ring: RingOscillatorParams, coupler, *, delta_max: fl
     def margin(delta):
         r1 = ring.replace(c_load_f=ring.c_load_f * (1 + delta))
         h01 = ring_coupling_function(ring, coupler, r1, n_harmonics=n_harmonics)
-        h10 = ring_coupling_function(r1, coupler, ring, n_harmonics=n_harmonics)
         dw = lc0.omega - limit_cycle(r1, 512).omega
-        rate = -dw + h10(-d) - h01(d)  # dφ/dt on a grid of φ
+        if getattr(coupler, "unilateral", False):  # ring 1 drives ring 0 only (receiver a = ring 0)
+            rate = -dw - h01(d)
+        else:
+            h10 = ring_coupling_function(r1, coupler, ring, n_harmonics=n_harmonics)
+            rate = -dw + h10(-d) - h01(d)  # dφ/dt on a grid of φ
         return float(min(-rate.min(), rate.max())), dw  # > 0 when dφ/dt changes sign (a fixed point exists)
 
-    # the margin is close to linear in δ: secant steps from (0, delta_max), bracket kept (Illinois-free)
-    a, fa = 0.0, margin(0.0)[0]
-    b, fb = float(delta_max), margin(float(delta_max))[0]
-    if fb > 0:
+    # Brent's method on the bracket [0, delta_max]: the margin changes sign once (locked at δ = 0, drifting at
+    # delta_max). (A false-position loop kept one end at δ = 0 and returned the bracket's midpoint.)
+    from scipy.optimize import brentq
+
+    f0 = margin(0.0)[0]
+    if f0 <= 0:
+        raise ValueError("identical rings are not locked by this coupler (margin <= 0 at delta = 0)")
+    if margin(float(delta_max))[0] > 0:
         raise ValueError(f"still locked at delta_max = {delta_max}; increase it")
-    for _ in range(8):
-        c = b - fb * (b - a) / (fb - fa)
-        fc = margin(c)[0]
-        if abs(c - b) < tol or abs(c - a) < tol:
-            a, b = c, c
-            break
-        if fc > 0:
-            a, fa = c, fc
-        else:
-            b, fb = c, fc
+    a = b = brentq(lambda x: margin(x)[0], 0.0, float(delta_max), xtol=tol, rtol=1e-10, maxiter=100)
     ds = 0.5 * (a + b)
     return ds, lc0.omega - limit_cycle(ring.replace(c_load_f=ring.c_load_f * (1 + ds)), 512).omega

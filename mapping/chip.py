@@ -277,8 +277,11 @@ class Chip:
 
     def summary(self) -> str:
         r = self.resources
+        # kappa*tau_s is the Kuramoto settle window; SSA chips are set by their settle/averaging windows
+        window = (f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad" if self.kind == "kuramoto" else
+                  f"{self.config.ssa.mode} SSA, averaging {self.config.ssa.averaging_cycles:g} cycles")
         s = (f"{self.kind} chip on {self.device.name} (f0 = {self.device.f0_hz / 1e9:.3g} GHz, "
-             f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad): {len(self.layers)} layers, "
+             f"{window}): {len(self.layers)} layers, "
              f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
              f"{r['readout_channels']:,} readout channels")
         if isinstance(self.timebase.get("stno"), dict):  # device realism (mapping.stno_chip)

@@ -128,7 +128,9 @@ def simulate_report(chip, x, y, *, seed=0, progress=None, gpu=None) -> dict:
         "gpu_model": en["gpu"],
         "gpu_measured": measured,
         "energy_scope": en["scope"],
-        "kappa_tau": chip.timebase["kappa_tau"],
+        "chip_kind": chip.kind,
+        # the Kuramoto settle window; None on SSA chips, which have no kappa*tau_s (see "timebase", config.ssa)
+        "kappa_tau": chip.timebase["kappa_tau"] if chip.kind == "kuramoto" else None,
         "timebase": chip.timebase,
         "resources": chip.resources,
         "fidelity": res.layers,
@@ -150,8 +152,9 @@ def _fmt_j(x):
 def print_report(rep: dict, file=None) -> None:
     file = sys.stdout if file is None else file  # resolved per call: sys.stdout may be swapped
     p = lambda *a: print(*a, file=file)  # noqa: E731
+    window = "" if rep.get("kappa_tau") is None else f", kappa*tau_s = {rep['kappa_tau']:.3g} rad"
     p(f"oscsim simulate: {rep['model']} ({rep['checkpoint']}) on a {rep['device']} chip"
-      f"{' (ideal)' if rep['ideal'] else ''}, kappa*tau_s = {rep['kappa_tau']:.3g} rad")
+      f"{' (ideal)' if rep['ideal'] else ''}{window}")
     p(f"  validation tokens: {rep['n_tokens']} ({rep['n_tokens'] // rep['seq_len']} windows of {rep['seq_len']})")
     p(f"  BPC closed form {rep['bpc_closed_form']:.4f} | chip {rep['bpc_chip']:.4f} | "
       f"difference {rep['bpc_difference']:+.4f}")

@@ -157,6 +157,10 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         checkpoint = str(model)
         model, _ = load_model(model)
     kind = model_kind(model)
+    if config.device == "ring-circuit":
+        from .circuit_chip import check_circuit_supported
+
+        check_circuit_supported(kind)
     dev = chip_device(config.device, f0_hz=config.f0_hz)
     check_fields_act(config, kind, model.config, dev)  # every field acts or is refused (mapping.inert)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
@@ -182,6 +186,14 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         "freq_spread_rel": freq_sigma,
         "coupler_spread_rel": coup_sigma,
     }
+    if config.calibration_temperature_k is not None:  # trimmed at T_cal, run at T: the drift adds (mapping.drift)
+        from .drift import temperature_drift
+
+        pvt = temperature_drift(dev.name, config.temperature_k, config.calibration_temperature_k)
+        pvt["calibration_temperature_k"] = config.calibration_temperature_k
+        for lm in layers:
+            lm.freq_residual_rel = lm.freq_residual_rel + pvt["drift_rel"]
+        timebase["pvt"] = pvt
     if dev.name == "spin-torque":  # which STNO model runs and why (mapping.stno_chip), stated and warned
         from .stno_chip import stno_regime, warn_regime
 

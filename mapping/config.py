@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from . import units
+from .injection import InjectionConfig
 
 __all__ = [
     "DEVICES",
     "CouplingConfig",
     "ReadoutConfig",
     "SSAConfig",
+    "InjectionConfig",
     "EnergyConfig",
     "ChipConfig",
     "load_config",
@@ -279,11 +281,17 @@ class ChipConfig:
         Where the norm-matching bound B takes ‖a‖ from: a second, unit-gain oscillator bank on the chip
         (``chip``, doubles the Kuramoto arrays) or the digital closed form (``closed-form``). Unused with the
         tanh bound.
+    calibration_temperature_k : float or None
+        Temperature [K] at which the frequency trim was set; the run at ``temperature_k`` adds the drift
+        f₀(T)/f₀(T_cal) − 1 to every oscillator's residual (:mod:`mapping.drift`). None: trimmed at
+        ``temperature_k``.
     stno_model : {'auto', 'phase', 'amplitude'}
         Spin-torque chips: ``phase`` the phase macromodel, ``amplitude`` the complex-amplitude network
         (Kuramoto chips), ``auto`` the phase model only where its reduction is valid (settle window of several
         1/Γ_p, coupling ≪ Γ_p; :mod:`mapping.stno_chip`). Ignored by other devices.
     coupling, readout, ssa, energy : CouplingConfig, ReadoutConfig, SSAConfig, EnergyConfig
+    injection : InjectionConfig
+        How token phases are written (:mod:`mapping.injection`): ``ideal`` or Adler injection locking.
     """
 
     device: str = "ring-macromodel"
@@ -296,10 +304,12 @@ class ChipConfig:
     steps_per_cycle: int = 4
     trim_bits: int | None = 8
     norm_reference: str = "chip"
+    calibration_temperature_k: float | None = None
     stno_model: str = "auto"
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
+    injection: InjectionConfig = field(default_factory=InjectionConfig)
     energy: EnergyConfig = field(default_factory=EnergyConfig)
 
     def __post_init__(self):
@@ -322,8 +332,14 @@ class ChipConfig:
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
         _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))
+        if isinstance(self.calibration_temperature_k, str) and self.calibration_temperature_k.lower() == "none":
+            object.__setattr__(self, "calibration_temperature_k", None)
+        if self.calibration_temperature_k is not None:
+            tc = _check_pos("calibration_temperature_k", self.calibration_temperature_k)
+            if not 1 <= tc <= 1000:
+                raise ValueError(f"calibration_temperature_k must be in [1, 1000] K or 'none', got {tc}")
         for name, cls in (("coupling", CouplingConfig), ("readout", ReadoutConfig), ("ssa", SSAConfig),
-                          ("energy", EnergyConfig)):
+                          ("injection", InjectionConfig), ("energy", EnergyConfig)):
             if not isinstance(getattr(self, name), cls):
                 raise ValueError(f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
 
@@ -369,7 +385,8 @@ class ChipConfig:
         return dataclasses.replace(cls().idealised(), **changes)
 
 
-_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig, "energy": EnergyConfig}
+_SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig, "injection": InjectionConfig,
+             "energy": EnergyConfig}
 
 
 def _build(cls, data: dict, where: str):

@@ -55,16 +55,25 @@ def chip_readout(chip: Chip, window_cycles: float | None = None) -> PhaseReadout
                         samples_per_cycle=r.samples_per_cycle, bandwidth_fraction=r.bandwidth_fraction)
 
 
-def kuramoto_chip_extras(chip: Chip) -> dict:
-    """Device-realism arguments of :func:`kuramoto_chip_step` for this chip: the spin-torque complex-amplitude
-    model when the chip's ``timebase['stno']`` says so (:mod:`mapping.stno_chip`)."""
+def kuramoto_chip_extras(chip: Chip, lm=None, sequence_ids=None, T: int | None = None, seed: int = 0,
+                         amplitude: bool = True) -> dict:
+    """Device-realism arguments of :func:`kuramoto_chip_step` for this chip and layer ``lm``: the spin-torque
+    complex-amplitude model when the chip's ``timebase['stno']`` says so (:mod:`mapping.stno_chip`;
+    ``amplitude=False`` leaves it out) and, for ``lm`` in ``[injection] mode = "injected"``, the phase errors
+    left by the injection of the sequences ``sequence_ids`` (:mod:`mapping.injection`, keyed per sequence)."""
+    out = {}
     reg = chip.timebase.get("stno")
-    if isinstance(reg, dict) and reg.get("model") == "amplitude":
+    if amplitude and isinstance(reg, dict) and reg.get("model") == "amplitude":
         from .stno_chip import STNOAmplitudeModel
 
-        return {"amplitude": STNOAmplitudeModel.from_preset(chip.device.f0_hz, noise=chip.config.noise,
-                                                           temperature_k=chip.config.temperature_k)}
-    return {}
+        out["amplitude"] = STNOAmplitudeModel.from_preset(chip.device.f0_hz, noise=chip.config.noise,
+                                                          temperature_k=chip.config.temperature_k)
+    if lm is not None and chip.config.injection.mode == "injected":
+        from .injection import layer_initial_errors
+
+        out["initial_phase_error"] = layer_initial_errors(chip, lm, sequence_ids, T or lm.max_tokens, seed,
+                                                          chip.timebase["sigma_rad_per_sqrt_cycle"])
+    return out
 
 
 @dataclass
@@ -116,12 +125,11 @@ def _progress(total, enabled, desc):
 def _kuramoto_override(chip: Chip, stats, seed, seq_ids, backend, info):
     cfg = chip.config
     readout = chip_readout(chip)
+    extras = kuramoto_chip_extras(chip)
     sigma = chip.timebase["sigma_rad_per_sqrt_cycle"]
     harmonics = chip.harmonics
     n_steps = max(int(math.ceil(cfg.settle_cycles * cfg.steps_per_cycle)), 4)
     model = chip.model
-    extras = kuramoto_chip_extras(chip)
-
     def override(i, theta, parts):
         import torch
 
@@ -133,14 +141,20 @@ def _kuramoto_override(chip: Chip, stats, seed, seq_ids, backend, info):
         bank = lm.banks == 2
         fr = units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel)
         cg = lm.coupler_gain() if lm.coupler_spread_rel > 0 else None
-        out = kuramoto_chip_step(
+        step = kuramoto_chip_step
+        if cfg.device == "ring-circuit":  # node-voltage SDEs of every ring and coupler (mapping.circuit_chip)
+            from .circuit_chip import circuit_step_for
+
+            step = circuit_step_for(chip, i)
+        out = step(
             theta.detach().double().numpy(), parts.A.detach().double().numpy(), parts.v.detach().double().numpy(),
             n_heads=lm.n_heads, kappa=cfg.kappa, settle_cycles=cfg.settle_cycles, n_steps=n_steps,
             coupling_q=lm.coupling_quantiser, gain_q=lm.gain_quantiser, harmonics=harmonics,
             freq_residual=fr if np.any(fr) else None, coupler_gain=cg, readout=readout,
             sigma=sigma * np.sqrt(lm.diffusion_rel) if sigma and np.any(lm.diffusion_rel != 1) else sigma,
             seed=layer_seed(seed, i), reference_bank=bank, backend=backend,
-            row_scaled=cfg.coupling.row_scaled, sequence_ids=seq_ids, **extras)
+            row_scaled=cfg.coupling.row_scaled, sequence_ids=seq_ids, **extras,
+            **kuramoto_chip_extras(chip, lm, seq_ids, T, layer_seed(seed, i), amplitude=False))
         info["backend"] = out.backend
         va = torch.from_numpy(out.va).to(theta.dtype)
         a_ref = torch.from_numpy(out.a).to(theta.dtype) if bank else parts.a

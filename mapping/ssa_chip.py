@@ -35,7 +35,7 @@ from .quantise import Quantiser
 from .seeds import PURPOSE, stream_seeds
 
 __all__ = ["ssa_closed_form", "adler_cells", "AdlerResult", "ssa1d_collective", "CollectiveResult",
-           "adler_window_error_bound"]
+           "adler_window_error_bound", "adler_cell_network", "collective_network"]
 
 
 def ssa_closed_form(delta_omega, thr):
@@ -64,6 +64,34 @@ class AdlerResult:
     mean_cos: np.ndarray
     locked: np.ndarray
     backend: str = ""
+
+
+def adler_cell_network(delta_omega, thr, *, lam: float, k_max: float, coupling_q: Quantiser | None = None,
+                       freq_residual=None, coupler_gain=None) -> tuple[np.ndarray, np.ndarray]:
+    """The P two-oscillator networks of the pairwise cells as programmed on the chip (see :func:`adler_cells`).
+
+    Returns
+    -------
+    omega : (P, 2) natural frequencies [rad/cycle] (0 and λΔω, plus the residual errors).
+    C : (P, 2, 2) mutual coupling κ [rad/cycle] after coupler quantisation and spread.
+    """
+    dw = np.asarray(delta_omega, dtype=np.float64).ravel()
+    thr = np.asarray(thr, dtype=np.float64).ravel()
+    P = dw.size
+    prog = thr / k_max
+    if coupling_q is not None:
+        prog = coupling_q(prog)
+    kap = 0.5 * lam * k_max * prog
+    if coupler_gain is not None:
+        kap = kap * np.asarray(coupler_gain, dtype=np.float64).ravel()
+    omega = np.zeros((P, 2))
+    omega[:, 1] = lam * dw
+    if freq_residual is not None:
+        omega = omega + np.asarray(freq_residual, dtype=np.float64).reshape(P, 2)
+    C = np.zeros((P, 2, 2))
+    C[:, 0, 1] = kap
+    C[:, 1, 0] = kap
+    return omega, C
 
 
 def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging_cycles: float,
@@ -108,22 +136,10 @@ def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging
     -------
     AdlerResult
     """
-    dw = np.asarray(delta_omega, dtype=np.float64).ravel()
-    thr = np.asarray(thr, dtype=np.float64).ravel()
-    P = dw.size
-    prog = thr / k_max
-    if coupling_q is not None:
-        prog = coupling_q(prog)
-    kap = 0.5 * lam * k_max * prog
-    if coupler_gain is not None:
-        kap = kap * np.asarray(coupler_gain, dtype=np.float64).ravel()
-    omega = np.zeros((P, 2))
-    omega[:, 1] = lam * dw
-    if freq_residual is not None:
-        omega = omega + np.asarray(freq_residual, dtype=np.float64).reshape(P, 2)
-    C = np.zeros((P, 2, 2))
-    C[:, 0, 1] = kap
-    C[:, 1, 0] = kap
+    omega, C = adler_cell_network(delta_omega, thr, lam=lam, k_max=k_max, coupling_q=coupling_q,
+                                  freq_residual=freq_residual, coupler_gain=coupler_gain)
+    P = omega.shape[0]
+    kap = C[:, 0, 1]
     t1 = settle_cycles + averaging_cycles
     n_steps = max(int(np.ceil(t1 * steps_per_cycle)), 1)
     keys = np.arange(P)[:, None] if cell_keys is None else np.asarray(cell_keys)
@@ -211,6 +227,34 @@ class CollectiveResult:
     backend: str = ""
 
 
+def collective_network(omega, thr, *, causal: bool, lam: float, k_max: float, coupling_q: Quantiser | None = None,
+                       freq_residual=None, coupler_gain=None) -> tuple[np.ndarray, np.ndarray]:
+    """The G collective SSA-1D networks as programmed on the chip (see :func:`ssa1d_collective`).
+
+    Returns
+    -------
+    omega : (G, N) natural frequencies [rad/cycle] (λω plus the residual errors).
+    C : (G, N, N) coupling [rad/cycle], row i receives, after coupler quantisation and spread.
+    """
+    omega = np.asarray(omega, dtype=np.float64)
+    thr = np.asarray(thr, dtype=np.float64)
+    N = omega.shape[-1]
+    prog = thr / k_max
+    if coupling_q is not None:
+        prog = coupling_q(prog)
+    C = lam * k_max * prog
+    if causal:
+        C = C * np.tril(np.ones((N, N)), -1)
+    else:
+        C = 0.5 * C * (1 - np.eye(N))
+    if coupler_gain is not None:
+        C = C * coupler_gain
+    om = lam * omega
+    if freq_residual is not None:
+        om = om + freq_residual
+    return om, C
+
+
 def ssa1d_collective(omega, thr, *, causal: bool, lam: float, settle_cycles: float, averaging_cycles: float,
                      steps_per_cycle: int, k_max: float, coupling_q: Quantiser | None = None, sigma: float = 0.0,
                      freq_residual=None, coupler_gain=None, seed: int = 0, backend: str = "auto",
@@ -232,22 +276,9 @@ def ssa1d_collective(omega, thr, *, causal: bool, lam: float, settle_cycles: flo
     -------
     CollectiveResult
     """
-    omega = np.asarray(omega, dtype=np.float64)
-    thr = np.asarray(thr, dtype=np.float64)
-    G, N = omega.shape
-    prog = thr / k_max
-    if coupling_q is not None:
-        prog = coupling_q(prog)
-    C = lam * k_max * prog
-    if causal:
-        C = C * np.tril(np.ones((N, N)), -1)
-    else:
-        C = 0.5 * C * (1 - np.eye(N))
-    if coupler_gain is not None:
-        C = C * coupler_gain
-    om = lam * omega
-    if freq_residual is not None:
-        om = om + freq_residual
+    om, C = collective_network(omega, thr, causal=causal, lam=lam, k_max=k_max, coupling_q=coupling_q,
+                               freq_residual=freq_residual, coupler_gain=coupler_gain)
+    G, N = om.shape
     t1 = settle_cycles + averaging_cycles
     n_steps = max(int(np.ceil(t1 * steps_per_cycle)), 1)
     y0 = np.zeros((G, N))

@@ -108,6 +108,12 @@ def stno_regime(config, f0_hz: float, kind: str = "kuramoto") -> dict:
                        f"{COUPLING_FRACTION * gp:.3g} rad/s (Gamma_p = {gp:.3g} rad/s)")
         g = config.coupling.gain_range if kind == "kuramoto" else 1.0
         fixes.append(f"coupling.fraction <= {COUPLING_FRACTION * gp / (2 * math.pi * f0_hz * g):.3g}")
+    # thermal phase noise alone: increment error RMS per unit increment sqrt(D tau_s) / (kappa tau_s)
+    from hw_models.stno import stno_diffusion
+
+    D = stno_diffusion(p.replace(temperature_k=float(config.temperature_k))) * scale
+    kappa_s = 2 * math.pi * config.coupling.fraction * f0_hz
+    noise_rms = math.sqrt(D * settle_s) / (kappa_s * settle_s) if config.noise else 0.0
     requested = config.stno_model
     if requested == "auto":
         model = "phase" if valid else "amplitude"
@@ -125,6 +131,7 @@ def stno_regime(config, f0_hz: float, kind: str = "kuramoto") -> dict:
         "fix": " and ".join(fixes),
         "relaxation_time_s": 1.0 / gp, "settle_time_s": settle_s, "gamma_p_rad_per_s": gp,
         "coupling_max_rad_per_s": coupling, "nu": float(stno_nu(p)),
+        "phase_diffusion_rad2_per_s": D, "noise_increment_rms": noise_rms,
         "relax_times_threshold": RELAX_TIMES, "coupling_fraction_threshold": COUPLING_FRACTION,
         "source": "hw_models.vortex_stno() (Slavin & Tiberkevich 2009 closed forms)",
     }
@@ -135,6 +142,9 @@ def regime_summary(reg: dict) -> str:
     s = (f"spin-torque {reg['model']} model (1/Gamma_p = {reg['relaxation_time_s'] * 1e9:.3g} ns, settle "
          f"{reg['settle_time_s'] * 1e9:.3g} ns, coupling max {reg['coupling_max_rad_per_s']:.3g} rad/s vs Gamma_p "
          f"{reg['gamma_p_rad_per_s']:.3g} rad/s)")
+    if reg.get("noise_increment_rms", 0) > 0.05:
+        s += (f"; thermal phase noise alone gives {reg['noise_increment_rms']:.2g} RMS per unit increment "
+              f"(sqrt(D tau_s)/(kappa tau_s), D = {reg['phase_diffusion_rad2_per_s']:.3g} rad^2/s)")
     if not reg["phase_reduction_valid"]:
         s += f": phase reduction invalid because {reg['reason']}; fix: {reg['fix']}"
         if reg["model"] == "phase":

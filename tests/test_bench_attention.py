@@ -33,10 +33,15 @@ def test_bench_attention_json(capsys):
         assert key in res and res[key] is None  # 4096 was not run
     r32 = res["results"]["32"]
     assert set(r32) == {"sdpa", "kuramoto_sdpa", "kuramoto_explicit", "ssa_dense", "ssa_tiled"}
-    assert r32["sdpa"]["time_vs_sdpa"] == 1.0
-    assert r32["ssa_tiled"]["peak_bytes"] >= 0 and r32["ssa_tiled"]["peak_bytes_profiler"] > 0
-    assert r32["ssa_tiled"]["time_s"] > 0
-    assert res["ssa_tiled_vs_sdpa_time_32"] == pytest.approx(r32["ssa_tiled"]["time_s"] / r32["sdpa"]["time_s"])
+    assert r32["ssa_tiled"]["peak_bytes"] >= 0 and r32["ssa_tiled"]["time_s"] > 0
+    # memory against hand counts (B=1, H=2, T=32, d_h=8, float32): every case returns its (B, H, T, d_h) output
+    # (2 KiB, counted: "output included"); dense SSA must hold at least S (B, H, T, T) = 8 KiB besides, and the
+    # skip rule's estimate of 12 live quadratic tensors (96 KiB) must not be exceeded by the measured peak,
+    # or the --max-dense-gib cap would let through cases that do not fit.
+    out_b, quad_b = 1 * 2 * 32 * 8 * 4, 1 * 2 * 32 * 32 * 4
+    for case in ("sdpa", "ssa_dense", "ssa_tiled"):
+        assert r32[case]["peak_bytes_profiler"] >= out_b, case
+    assert quad_b + out_b <= r32["ssa_dense"]["peak_bytes_profiler"] <= 12 * quad_b + out_b
     assert r32["ssa_tiled"]["max_abs_diff_vs_dense"] < 1e-5
     # the quadratic cases are skipped above the memory cap, with the reason
     r64 = res["results"]["64"]

@@ -129,7 +129,12 @@ def test_corrupt_checkpoints(ckpt, tmp_path):
 def test_cli_info_and_errors(capsys):
     assert main(["info", "--model", "kuramoto", "--size", "1m", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["n_parameters"] == 1_026_437
+    # from the architecture: token and phase embeddings (V x k each), readout w (k), beta, output bias (V);
+    # per layer: ω (k), log τ, three Linear(2k -> k) with bias (gates q, k and the value), SwiGLU FFN 3 k f
+    c = out["config"]
+    V, k, L, f = c["vocab_size"], c["k"], c["n_layers"], c["ffn_hidden"]
+    assert (V, k, L, f) == (256, 128, 4, 368)
+    assert out["n_parameters"] == 2 * V * k + k + 1 + V + L * (k + 1 + 3 * (2 * k * k + k) + 3 * k * f)
     assert main(["info", "--model", "gpt"]) == 2
     assert "unknown model 'gpt'" in capsys.readouterr().err
     assert main(["train", "--model", "kuramoto", "--size", "huge", "--out", "x"]) == 2
@@ -139,7 +144,9 @@ def test_cli_info_and_errors(capsys):
 def test_cli_eval_and_bad_data(ckpt, tmp_path, capsys):
     assert main(["eval", str(ckpt), "--json", "--max-windows", "50"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert set(res) >= {"val_bpc", "test_bpc"} and 0 < res["val_bpc"] < 9
+    assert set(res) >= {"val_bpc", "test_bpc"}
+    model, _ = load_checkpoint(ckpt)
+    assert res["val_bpc"] == pytest.approx(_bpc_by_hand(model, load_shakespeare().valid, 50), abs=1e-5)
     small = tmp_path / "small.txt"
     small.write_text("to be or not to be " * 3)
     assert main(["train", "--model", "kuramoto", "--corpus", "text", "--data", str(small), "--steps", "1",
@@ -151,3 +158,30 @@ def test_cli_eval_and_bad_data(ckpt, tmp_path, capsys):
                  "--out", str(tmp_path / "o")]) == 2
     assert "not UTF-8" in capsys.readouterr().err
     assert main(["eval", str(tmp_path / "nowhere"), "--json"]) == 2
+
+
+def _bpc_by_hand(model, data, max_windows):
+    """Mean −log₂ p(next byte) over the first non-overlapping windows, written out independently of
+    oscsim.train.evaluate_bpc."""
+    T = model.config.seq_len
+    n = min(max_windows, (len(data) - 1) // T)
+    x = data[: n * T].long().view(n, T)
+    y = data[1: n * T + 1].long().view(n, T)
+    with torch.no_grad():
+        logp = torch.log_softmax(model(x).double(), dim=-1)
+    return float(-logp.gather(-1, y[..., None]).mean() / torch.log(torch.tensor(2.0, dtype=torch.float64)))
+
+
+def test_trained_model_beats_the_unigram_entropy(capsys):
+    """The bundled model must predict better than byte frequencies alone: its validation BPC below the
+    cross-entropy of the training split's unigram distribution on the validation split (computed here)."""
+    corp = load_shakespeare()
+    counts = torch.bincount(corp.train.long(), minlength=256).double() + 1.0  # add-one: no zero probability
+    logp = torch.log2(counts / counts.sum())
+    unigram = float(-logp[corp.valid.long()].mean())
+    assert 4.0 < unigram < 5.5  # English text: about 4.5 bits per character
+    assert main(["eval", "kuramoto-tiny", "--json", "--split", "valid", "--max-windows", "20"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    model, _ = load_checkpoint("kuramoto-tiny")
+    assert res["val_bpc"] == pytest.approx(_bpc_by_hand(model, corp.valid, 20), abs=1e-5)
+    assert res["val_bpc"] < unigram - 1.0, (res["val_bpc"], unigram)

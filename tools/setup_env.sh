@@ -26,7 +26,9 @@ fi
 DEPS=$("$PY" -c 'import json, sys, tomllib
 p = tomllib.load(open("pyproject.toml", "rb"))["project"]
 print(json.dumps([p.get("dependencies"), p.get("optional-dependencies"), sys.version_info[:2]], sort_keys=True))')
-HASH=$( { echo "$DEPS"; cat tools/setup_env.sh; } | sha256sum | cut -c1-16)
+# bump BASE_RECIPE when the way the base is built changes (not for edits elsewhere in this script)
+BASE_RECIPE=2
+HASH=$( { echo "$DEPS"; echo "recipe $BASE_RECIPE"; } | sha256sum | cut -c1-16)
 CACHE=${OSCSIM_VENV_CACHE:-$HOME/.cache/oscsim}
 BASE="$CACHE/base-$HASH"
 if [ ! -f "$BASE/.complete" ]; then
@@ -38,10 +40,13 @@ if [ ! -f "$BASE/.complete" ]; then
   # torch first, pinned: this wheel is the CPU build on the project's machines; a looser requirement
   # resolved later would pull a multi-GB CUDA build.
   "$BASE/bin/pip" install -q torch==2.13.0
-  # The dependencies (and test extras) only: install the package from a temporary copy, then remove it,
-  # so the base never points at any checkout.
-  "$BASE/bin/pip" install -q ".[test,dev]"
-  "$BASE/bin/pip" uninstall -q -y oscsim
+  # The dependencies (and the test/dev extras) only, read from pyproject.toml: the package itself is never
+  # built here (an in-tree build would leave an oscsim.egg-info whose entry points go stale).
+  "$PY" -c 'import tomllib
+p = tomllib.load(open("pyproject.toml", "rb"))["project"]
+print("\n".join(p["dependencies"] + p["optional-dependencies"]["test"] + p["optional-dependencies"]["dev"]))' \
+    > "$BASE/requirements.txt"
+  "$BASE/bin/pip" install -q -r "$BASE/requirements.txt"
   touch "$BASE/.complete"
 fi
 BASE_SITE=$("$BASE/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

@@ -261,6 +261,8 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
             ax.annotate(lab, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6)
         if np.all(c[np.isfinite(c)] > 0) and np.nanmax(c) / np.nanmin(c) >= 20:
             ax.set_xscale("log")
+        else:
+            ax.ticklabel_format(axis="x", useOffset=False)  # energies differ in the 4th digit: show them whole
         ax.set_xlabel(_label(cost))
         ax.set_ylabel(_label(loss))
         ax.set_title(f"{meta.get('name', '')}: {len(keys)} designs, mean over {nseed} seed(s) "

@@ -204,8 +204,6 @@ def _read_meta(out: Path) -> dict:
 def _read_parts(out: Path, valid_ids) -> dict:
     """{point_id: one-row DataFrame} of the finished points. Temporary files (a write cut short) are skipped;
     a part that cannot be read is ignored (its point is computed again)."""
-    import pandas as pd
-
     parts = {}
     d = out / PARTS
     if not d.is_dir():
@@ -215,24 +213,42 @@ def _read_parts(out: Path, valid_ids) -> dict:
         if pid not in valid_ids:
             continue
         try:
-            df = pd.read_parquet(p)
+            t = _read_part(p)
         except Exception as exc:
             print(f"oscsim sweep: ignoring unreadable part {p.name} ({type(exc).__name__}); it is recomputed",
                   file=sys.stderr)
             continue
-        if len(df) == 1 and df["point_id"].iloc[0] == pid:
-            parts[pid] = df
+        if t.num_rows == 1 and t.column("point_id")[0].as_py() == pid:
+            parts[pid] = t
     return parts
 
 
+def _read_part(path: Path):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).replace_schema_metadata(None)
+
+
+def _table(parts: dict, order: dict):
+    """The parts in sweep order as one arrow table. Column types are unified by arrow's permissive promotion
+    (a parameter that is None in one row and 4 in another is an int64 column with a null), so the table
+    depends only on the rows, not on the order in which they finished."""
+    import pyarrow as pa
+
+    return pa.concat_tables([parts[pid] for pid in sorted(parts, key=order.__getitem__)],
+                            promote_options="permissive")
+
+
 def _compact(out: Path, parts: dict, order: dict) -> None:
-    import pandas as pd
+    import io
+
+    import pyarrow.parquet as pq
 
     if not parts:
         return
-    dfs = [parts[pid] for pid in sorted(parts, key=order.__getitem__)]
-    df = pd.concat(dfs, ignore_index=True)
-    _write_df(df, out / RESULTS)
+    buf = io.BytesIO()
+    pq.write_table(_table(parts, order), buf)
+    _atomic_write_bytes(out / RESULTS, buf.getvalue())
 
 
 def load_results(out: str | Path):
@@ -248,7 +264,7 @@ def load_results(out: str | Path):
     parts = _read_parts(out, order)
     if not parts:
         return pd.DataFrame(columns=["point_id", "point_index", "status"])
-    return pd.concat([parts[p] for p in sorted(parts, key=order.__getitem__)], ignore_index=True)
+    return _table(parts, order).to_pandas()
 
 
 def sweep_status(out: str | Path) -> dict:
@@ -342,16 +358,17 @@ def _run_dask(todo, scheduler, sink):
 
     client = Client(scheduler, timeout="30s", set_as_default=False)
     try:
-        futs = {client.submit(compute_point, t, key=f"oscsim-sweep-{t['spec_hash']}-{t['point_id']}", pure=False): t
-                for t in todo}
-        for fut in as_completed(list(futs)):
-            t = futs[fut]
-            try:
-                row = fut.result()
-            except Exception as exc:  # e.g. KilledWorker: the point crashed several workers in turn
-                row = _error_row(t, f"lost on the cluster: {type(exc).__name__}: {exc}")
-            sink(row)
-            fut.release()
+        with client.as_current():  # as_completed finds the client through the "current" one
+            futs = {client.submit(compute_point, t, key=f"oscsim-sweep-{t['spec_hash']}-{t['point_id']}",
+                                  pure=False): t for t in todo}
+            for fut in as_completed(list(futs)):
+                t = futs[fut]
+                try:
+                    row = fut.result()
+                except Exception as exc:  # e.g. KilledWorker: the point crashed several workers in turn
+                    row = _error_row(t, f"lost on the cluster: {type(exc).__name__}: {exc}")
+                sink(row)
+                fut.release()
     finally:
         client.close()
 
@@ -394,7 +411,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
     order = {pid: i for i, pid in enumerate(meta["point_ids"])}
     parts = _read_parts(out, order)
     if retry_failed:
-        parts = {k: v for k, v in parts.items() if v["status"].iloc[0] == "ok"}
+        parts = {k: v for k, v in parts.items() if v.column("status")[0].as_py() == "ok"}
     tasks = [t for t in _tasks(spec) if t["point_id"] not in parts]
     if progress is None:
         progress = sys.stderr.isatty()
@@ -405,7 +422,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
         pid = row["point_id"]
         path = out / PARTS / f"{pid}.parquet"
         _write_df(pd.DataFrame([row]), path)
-        parts[pid] = pd.read_parquet(path)  # the table is built from what is on disk, fresh or resumed alike
+        parts[pid] = _read_part(path)  # the table is built from what is on disk, fresh or resumed alike
         _compact(out, parts, order)
         bar.update(1)
         if row["status"] != "ok":

@@ -31,13 +31,16 @@ skipped and recorded as null with the reason.
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import gc
+import json
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Callable
 
@@ -59,6 +62,31 @@ _SSA_DENSE_LIVE = 12
 _KURAMOTO_EXPLICIT_LIVE = 3
 
 
+# Kineto (the profiler's C++ back end) writes "profiler_start"/"profiler_stop" and "Completed Stage" lines
+# straight to file descriptor 2 on every profile; KINETO_LOG_LEVEL does not silence them (torch 2.13).
+_PROFILER_LOG = re.compile(r"^(USDT|STAGE):\S+ \S+ \d+:\d+ \S+\] ")
+
+
+@contextlib.contextmanager
+def _without_profiler_log():
+    """Send file descriptor 2 to a temporary file meanwhile, then pass on every line but Kineto's log."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            kept = [ln for ln in tmp.read().decode(errors="replace").splitlines(keepends=True)
+                    if not _PROFILER_LOG.match(ln)]
+            if kept:
+                sys.stderr.write("".join(kept))
+
+
 def peak_memory_bytes(fn: Callable[[], object]) -> int:
     """Peak bytes of CPU tensors allocated by ``fn()`` and alive at the same time (profiler timeline).
 
@@ -68,8 +96,8 @@ def peak_memory_bytes(fn: Callable[[], object]) -> int:
     from torch.profiler import ProfilerActivity, profile
     from torch.profiler._memory_profiler import Action
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True,
-                 with_stack=True) as prof:
+    with _without_profiler_log(), profile(activities=[ProfilerActivity.CPU], profile_memory=True,
+                                          record_shapes=True, with_stack=True) as prof:
         out = fn()
         del out
     current = peak = 0
@@ -204,11 +232,14 @@ def run_benchmark(args) -> dict:
     load_before = os.getloadavg()
     results: dict = {}
     pairs = [(n, c) for n in args.lengths for c in args.cases]
+    # progress goes to stderr in every mode (stdout holds only the table or the JSON): a bar on a terminal,
+    # one line per measured case otherwise (logs, CI)
     bar = None
-    if not args.json and sys.stderr.isatty():
+    if sys.stderr.isatty():
         from tqdm import tqdm
 
         bar = tqdm(total=len(pairs), desc="bench attention", file=sys.stderr)
+    done = 0
     with torch.no_grad():
         for n in args.lengths:
             x = _inputs(n, args)
@@ -222,8 +253,12 @@ def run_benchmark(args) -> dict:
                     fns[case] = _case_fn(case, x, modules)
                     row[case] = {"peak_bytes": _peak_in_subprocess(case, n, args),
                                  "peak_bytes_profiler": peak_memory_bytes(fns[case])}
+                done += 1
                 if bar is not None:
                     bar.update()
+                else:
+                    print(f"bench attention: [{done}/{len(pairs)}] N={n} {case}"
+                          f"{' skipped' if reason is not None else ''}", file=sys.stderr, flush=True)
             for case, t in _time_interleaved(fns, args.repeats).items():
                 row[case] = {"time_s": t, **row[case]}
             base = row.get("sdpa")

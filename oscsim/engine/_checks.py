@@ -105,3 +105,25 @@ def merge_groups(names_and_counts: list[tuple[str, int]]) -> int:
         elif count != g:
             raise ValueError(f"{name}: has {count} groups but {owner} has {g}; per-group parameters must agree")
     return g
+
+
+class EngineModel:
+    """Properties every engine model shares; its ``__post_init__`` sets ``_g`` and a ``sigma`` array."""
+
+    @property
+    def n_groups(self) -> int:
+        """G if any parameter is per group, else 1 (the model then fits any number of groups)."""
+        return self._g
+
+    @property
+    def is_stochastic(self) -> bool:
+        return bool(np.any(self.sigma > 0))
+
+
+class NetworkModel(EngineModel):
+    """An engine model of N coupled oscillators (``__post_init__`` also sets ``_n``)."""
+
+    @property
+    def n_oscillators(self) -> int:
+        """N."""
+        return self._n

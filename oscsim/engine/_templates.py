@@ -22,6 +22,15 @@ __all__ = ["group_fixed", "group_adaptive"]
 _INV_SQRT3 = 1.0 / np.sqrt(3.0)
 
 
+@nb.njit(cache=True)
+def _all_finite(x):
+    """False as soon as one entry of ``x`` (1-D) is NaN or infinite."""
+    for i in range(x.shape[0]):
+        if not np.isfinite(x[i]):
+            return False
+    return True
+
+
 @nb.njit(cache=True, fastmath=True)
 def _accumulate(g, cs, sn, mean_re, mean_im, coh, do_coh):
     n = cs.shape[0]
@@ -97,12 +106,7 @@ def group_fixed(step, drift, phases, g, y0, t0, dt, n_steps, h_last, tgrid, P, s
                 for i in range(D):
                     area[i] /= h
         step(drift, t, h, y, sg, dW, area, g, P, ws, K, ynew)
-        bad = False
-        for i in range(D):
-            if not np.isfinite(ynew[i]):
-                bad = True
-                break
-        if bad:
+        if not _all_finite(ynew):
             fail_step[g] = n + 1
             fail_t[g] = t + h
             break
@@ -143,12 +147,7 @@ def group_adaptive(step, drift, g, y0, t0, dt, targets, save_flag, P, ws_len, n_
             err = step(drift, t, hh, y, g, P, ws, K, ynew, rtol, atol)
             attempts += 1
             if err <= 1.0:
-                bad = False
-                for i in range(D):
-                    if not np.isfinite(ynew[i]):
-                        bad = True
-                        break
-                if bad:
+                if not _all_finite(ynew):
                     fail_code[g] = 1
                     fail_t[g] = t + hh
                     failed = True

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ._checks import as_real_array, check_nonnegative, merge_groups, per_oscillator
+from ._checks import EngineModel, as_real_array, check_nonnegative, merge_groups, per_oscillator
 
 __all__ = ["CustomODE"]
 
 
 @dataclass(frozen=True)
-class CustomODE:
+class CustomODE(EngineModel):
     r"""A system dy = f(t, y; p_g) dt + σ dW given by a compiled right-hand side.
 
     Parameters
@@ -68,14 +68,6 @@ class CustomODE:
         object.__setattr__(self, "sigma", sig)
         object.__setattr__(self, "dim", int(self.dim))
         object.__setattr__(self, "_g", g)
-
-    @property
-    def n_groups(self) -> int:
-        return self._g
-
-    @property
-    def is_stochastic(self) -> bool:
-        return bool(np.any(self.sigma > 0))
 
     def _state_dim(self) -> int:
         return self.dim

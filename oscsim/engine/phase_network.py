@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ._checks import as_real_array, check_nonnegative, merge_groups, per_oscillator, per_pair
+from ._checks import NetworkModel, as_real_array, check_nonnegative, merge_groups, per_oscillator, per_pair
 from ._coupling import block_bounds, fused_two_products, group_index, sincos
 from .drives import ExternalDrive, SubharmonicInjection
 
@@ -15,7 +15,7 @@ __all__ = ["PhaseNetwork"]
 
 
 @dataclass(frozen=True)
-class PhaseNetwork:
+class PhaseNetwork(NetworkModel):
     r"""G independent networks of N phase oscillators with dense coupling.
 
     Parameters
@@ -107,20 +107,6 @@ class PhaseNetwork:
         object.__setattr__(self, "_drv", drv)
 
     # ---- engine interface -------------------------------------------------------------------------
-    @property
-    def n_oscillators(self) -> int:
-        """N."""
-        return self._n
-
-    @property
-    def n_groups(self) -> int:
-        """G if any parameter is per group, else 1 (the model then fits any number of groups)."""
-        return self._g
-
-    @property
-    def is_stochastic(self) -> bool:
-        return bool(np.any(self.sigma > 0))
-
     def _state_dim(self) -> int:
         return self._n
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ._checks import as_complex_array, as_real_array, check_nonnegative, merge_groups, per_oscillator, per_pair
+from ._checks import (NetworkModel, as_complex_array, as_real_array, check_nonnegative, merge_groups,
+                      per_oscillator, per_pair)
 from ._coupling import block_bounds, fused_two_products, group_index
 from .drives import ExternalDrive
 
@@ -15,7 +16,7 @@ __all__ = ["StuartLandauNetwork"]
 
 
 @dataclass(frozen=True)
-class StuartLandauNetwork:
+class StuartLandauNetwork(NetworkModel):
     r"""G independent networks of N complex amplitudes c_i with linear coupling.
 
     Parameters
@@ -75,18 +76,6 @@ class StuartLandauNetwork:
         object.__setattr__(self, "_n", n)
         object.__setattr__(self, "_g", g)
         object.__setattr__(self, "_drv", drv)
-
-    @property
-    def n_oscillators(self) -> int:
-        return self._n
-
-    @property
-    def n_groups(self) -> int:
-        return self._g
-
-    @property
-    def is_stochastic(self) -> bool:
-        return bool(np.any(self.sigma > 0))
 
     def _state_dim(self) -> int:
         return 2 * self._n

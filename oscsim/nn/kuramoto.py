@@ -190,9 +190,13 @@ class KuramotoAttention(nn.Module):
         g = self._heads(F.softplus(lin(phi)))
         return g / g.mean(dim=-1, keepdim=True)
 
-    def _qk(self, theta: torch.Tensor):
-        """Rotated, gated queries and keys (B, h, T, 2k_h) with the score scale folded into q."""
-        phi = torch.cat([theta.cos(), theta.sin()], dim=-1)
+    def _qk(self, theta: torch.Tensor, phi: torch.Tensor | None = None):
+        """Rotated, gated queries and keys (B, h, T, 2k_h) with the score scale folded into q.
+
+        ``phi`` = [cos θ, sin θ] (B, T, 2k) when the caller has it (computed once per layer, not twice).
+        """
+        if phi is None:
+            phi = torch.cat([theta.cos(), theta.sin()], dim=-1)
         gq, gk = self._gate(self.gate_q, phi), self._gate(self.gate_k, phi)
         pos = torch.arange(theta.shape[1], device=theta.device, dtype=theta.dtype)
         rot = self._heads(theta) + (self.omega.view(self.n_heads, 1, self.kh) * pos[:, None])
@@ -238,9 +242,11 @@ class KuramotoAttention(nn.Module):
         _choice("impl", impl, IMPLS)
         if theta.dim() != 3 or theta.shape[-1] != self.k:
             raise ValueError(f"theta must have shape (B, T, {self.k}), got {tuple(theta.shape)}")
-        phi = torch.cat([theta.cos(), theta.sin()], dim=-1)
+        # cos θ and sin θ once per layer: the value gate, the gates, the queries/keys and the values share them
+        cos_t, sin_t = theta.cos(), theta.sin()
+        phi = torch.cat([cos_t, sin_t], dim=-1)
         v = self.value(phi)
-        cos_h, sin_h = self._heads(theta.cos()), self._heads(theta.sin())
+        cos_h, sin_h = self._heads(cos_t), self._heads(sin_t)
         A = None
         if impl == "explicit":
             A = self.explicit_weights(theta)
@@ -250,7 +256,7 @@ class KuramotoAttention(nn.Module):
             a_h = (A[..., None] * torch.sin(th[:, :, None, :, :] - th[:, :, :, None, :])).sum(-2)
             vals = A @ self._heads(v) if self.value_mode == "projection" else None
         else:
-            _, q, key, _, _ = self._qk(theta)
+            _, q, key, _, _ = self._qk(theta, phi)
             if self.value_mode == "projection":
                 vh = torch.cat([cos_h, sin_h, self._heads(v)], dim=-1)
             else:
@@ -348,7 +354,9 @@ class KuramotoLM(nn.Module):
         """
         if tokens.dim() != 2:
             raise ValueError(f"tokens must have shape (B, T), got {tuple(tokens.shape)}")
-        theta = self.embed[tokens]
+        # F.embedding, not self.embed[tokens]: the backward of advanced indexing (index_put_ with accumulate)
+        # is not bit-reproducible with several CPU threads; embedding_dense_backward is (measured, issue 14)
+        theta = F.embedding(tokens, self.embed)
         diag = {"R_loc": [], "R_glob": [], "omega": []}
         for i, layer in enumerate(self.layers):
             if attn_override is not None or return_diagnostics:

@@ -15,7 +15,12 @@ from pathlib import Path
 from oscsim.train.checkpoint import CONFIG_FILE, MODEL_FILE, load_checkpoint, read_config
 
 
-def bundle(run_dir: str | Path, name: str) -> Path:
+def bundle(run_dir: str | Path, name: str, *, chip_toml: str | None = None, threads: int = 1,
+           eval_every: int | None = None) -> Path:
+    """Copy a finished run to ``oscsim/checkpoints/NAME`` with the command that trained it.
+
+    ``chip_toml``, ``threads``, ``eval_every``: the options of that command not recorded in the run itself.
+    """
     run_dir = Path(run_dir)
     load_checkpoint(run_dir)  # validates
     meta = read_config(run_dir)
@@ -23,8 +28,19 @@ def bundle(run_dir: str | Path, name: str) -> Path:
         raise ValueError(f"{run_dir}: the run is unfinished (step {meta.get('step')} of {meta['train']['steps']})")
     meta.pop("optimizer", None)
     t = meta["train"]
-    meta["command"] = (f"oscsim train --model {meta['model_name']} --size {meta['size']} --steps {t['steps']} "
-                       f"--batch-size {t['batch_size']} --lr {t['lr']} --seed {t['seed']} --threads 1 --out RUN_DIR")
+    eval_every = t["eval_every"] if eval_every is None else eval_every
+    cmd = (f"oscsim train --model {meta['model_name']} --size {meta['size']} --steps {t['steps']} "
+           f"--batch-size {t['batch_size']} --lr {t['lr']} --seed {t['seed']}")
+    if meta.get("init"):
+        cmd += f" --init {meta['init']}"
+    if meta.get("transform"):
+        cmd += f" --chip {chip_toml or 'CHIP_TOML'}"
+        if meta["transform"].get("mode") == "fixed":
+            cmd += " --calibrate"
+        if meta["transform"].get("readout_noise_scale", 1.0) != 1.0:
+            cmd += f" --readout-noise-scale {meta['transform']['readout_noise_scale']}"
+    # the thread count does not change the result (deterministic algorithms); it is recorded for the timing
+    meta["command"] = cmd + f" --threads {threads} --eval-every {eval_every} --out RUN_DIR"
     dst = Path(__file__).resolve().parent.parent / "checkpoints" / name
     dst.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run_dir / MODEL_FILE, dst / MODEL_FILE)
@@ -34,4 +50,12 @@ def bundle(run_dir: str | Path, name: str) -> Path:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    print(bundle(sys.argv[1], sys.argv[2]))
+    import argparse
+
+    ap = argparse.ArgumentParser(description="bundle a finished training run as a named checkpoint")
+    ap.add_argument("run_dir")
+    ap.add_argument("name")
+    ap.add_argument("--chip", default=None, help="the --chip TOML the run was trained with")
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    print(bundle(a.run_dir, a.name, chip_toml=a.chip, threads=a.threads))

@@ -19,9 +19,9 @@ def register_train(subparsers) -> None:
     d = TrainConfig()
     p = subparsers.add_parser("train", help="train a character-level language model (resumable)")
     p.add_argument("--model", required=True, help=f"one of {', '.join(MODELS)}")
-    p.add_argument("--size", default="tiny", help=f"one of {', '.join(SIZES)}")
-    p.add_argument("--corpus", default="shakespeare", help=f"one of {', '.join(CORPORA)} (shakespeare: the bundled "
-                   "texts)")
+    p.add_argument("--size", default="tiny", help=f"one of {', '.join(SIZES)} (default tiny)")
+    p.add_argument("--corpus", default="shakespeare", help=f"one of {', '.join(CORPORA)} (default: the bundled "
+                   "Shakespeare texts)")
     p.add_argument("--data", default=None, help="data file for --corpus enwik8 or text (refused otherwise)")
     p.add_argument("--steps", type=int_range(1), default=d.steps, help="optimizer steps (>= 1)")
     p.add_argument("--batch-size", type=int_range(1), default=d.batch_size, help="sequences per step (>= 1)")
@@ -29,11 +29,62 @@ def register_train(subparsers) -> None:
     p.add_argument("--eval-every", type=int_range(1), default=d.eval_every,
                    help="steps between validation and checkpoints (>= 1)")
     p.add_argument("--seed", type=int_range(0), default=d.seed, help="seed of the initialisation and data order")
+    p.add_argument("--final-eval-windows", type=int_range(1), default=None, metavar="N",
+                   help="score the final validation BPC on the first N windows (default: the whole split)")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
-    p.add_argument("--threads", type=int_range(1), default=None, help="torch CPU threads (None: torch's choice)")
+    p.add_argument("--threads", type=int_range(1), default=None, help="torch CPU threads (default: torch's choice, all "
+                   "cores; results are bit-reproducible at any fixed thread count)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                   help="override a model configuration field (repeatable), e.g. --set ffn=false --set "
+                   "value=projection --set gates=false (the Kuramoto ablations) or --set ffn_scale=1.0")
+    p.add_argument("--compile", action="store_true", help="torch.compile the training step (faster steps after "
+                   "a compile of minutes; worth it for runs of more than ~15 minutes)")
+    p.add_argument("--init", default=None, metavar="CKPT", help="start from this checkpoint's weights (fine-tune)")
+    p.add_argument("--chip", default=None, metavar="TOML", help="hardware-aware training: run every training step "
+                   "through the differentiable surrogate of this chip configuration ('default': the ring preset); "
+                   "needs the mapping package (entry point group oscsim.increment_transforms)")
+    p.add_argument("--calibrate", action="store_true", help="with --chip: chip-in-the-loop calibration, i.e. the "
+                   "compiled chip's own mismatch draw (fixed) and only the digital periphery trained (gates, value "
+                   "gain, score temperature, readout)")
+    p.add_argument("--readout-noise-scale", type=float_range(0), default=1.0,
+                   help="with --chip: multiply the chip's readout noise (default 1)")
     p.add_argument("--out", required=True, help="checkpoint folder (an unfinished run there is resumed)")
     p.add_argument("--json", action="store_true", help="print the final metrics as JSON, no progress bar")
     p.set_defaults(func=_run_train)
+
+
+def _parse_overrides(model: str, size: str, items: list[str]) -> dict:
+    """``["ffn=false", "ffn_scale=1.0"]`` -> typed overrides of the model configuration's fields."""
+    import dataclasses
+
+    from oscsim.nn.registry import model_config
+
+    fields = {f.name: f for f in dataclasses.fields(model_config(model, size))}
+    base = model_config(model, size).to_dict()
+    out = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or key not in fields:
+            raise ValueError(f"--set expects KEY=VALUE with KEY one of {', '.join(sorted(fields))}; got {item!r}")
+        cur = base[key]
+        if isinstance(cur, bool):
+            if raw.lower() not in ("true", "false"):
+                raise ValueError(f"--set {key} must be true or false, got {raw!r}")
+            out[key] = raw.lower() == "true"
+        elif isinstance(cur, int):
+            try:
+                out[key] = int(raw)
+            except ValueError:
+                raise ValueError(f"--set {key} must be an integer, got {raw!r}") from None
+        elif isinstance(cur, float):
+            try:
+                out[key] = float(raw)
+            except ValueError:
+                raise ValueError(f"--set {key} must be a number, got {raw!r}") from None
+        else:
+            out[key] = raw
+    return out
 
 
 def _run_train(args: argparse.Namespace) -> int:
@@ -47,16 +98,48 @@ def _run_train(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                       eval_every=min(args.eval_every, args.steps), seed=args.seed,
-                      warmup=min(TrainConfig().warmup, max(args.steps // 10, 1)))
+                      warmup=min(TrainConfig().warmup, max(args.steps // 10, 1)),
+                      final_eval_windows=args.final_eval_windows)
     log = (lambda *a: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    extra = {}
+    if args.calibrate and args.chip is None:
+        raise ValueError("--calibrate needs --chip TOML")
+    if args.chip is not None:
+        if args.model != "kuramoto":
+            raise ValueError(f"--chip trains through a Kuramoto chip surrogate; --model must be kuramoto, "
+                             f"got {args.model!r}")
+        factory = _increment_transform("chip")
+        extra["transform"] = lambda net: factory(net, args.chip, calibrate=args.calibrate,
+                                                 readout_noise_scale=args.readout_noise_scale)
+        if args.calibrate:
+            periphery = _increment_transform("periphery")
+            extra.update(trainable=periphery, trainable_name="periphery")
+    overrides = _parse_overrides(args.model, args.size, args.overrides)
     meta = train(args.model, args.size, args.out, train_cfg=cfg, corpus=args.corpus, data=args.data,
-                 device=args.device, progress=None if not args.json else False, log=log)
+                 device=args.device, progress=None if not args.json else False, log=log, init=args.init, compile=args.compile, **extra,
+                 **overrides)
     m = meta["metrics"]
-    res = {"out": args.out, "model": meta["model"], "size": meta["size"], "steps": meta["step"],
+    res = {"out": args.out, "model": meta["model"], "size": meta["size"], "overrides": overrides,
+           "lr": args.lr, "steps": meta["step"],
            "tokens": meta["tokens"], "n_parameters": meta["n_parameters"], "val_bpc": m["val_bpc"],
            "train_seconds": m.get("train_seconds")}
     print(json.dumps(res) if args.json else "\n".join(f"{k}: {v}" for k, v in res.items()))
     return 0
+
+
+INCREMENT_TRANSFORMS_GROUP = "oscsim.increment_transforms"
+
+
+def _increment_transform(name: str):
+    """Load a registered increment transform (``oscsim`` never imports ``mapping`` statically)."""
+    from importlib.metadata import entry_points
+
+    eps = {ep.name: ep for ep in entry_points(group=INCREMENT_TRANSFORMS_GROUP)}
+    if name not in eps:
+        raise ValueError(f"no increment transform {name!r} is registered in the entry point group "
+                         f"{INCREMENT_TRANSFORMS_GROUP!r} (found: {', '.join(sorted(eps)) or 'none'}); install the "
+                         f"mapping package (tools/setup_env.sh)")
+    return eps[name].load()
 
 
 def register_eval(subparsers) -> None:

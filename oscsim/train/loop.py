@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from oscsim.data import eval_windows, load_corpus, sample_batch
 from oscsim.nn.registry import build_model, count_parameters, model_config
+from oscsim.nn.registry import model_name as mcfg_name
 from oscsim.train.checkpoint import (CONFIG_FILE, OPTIM_FILE, load_checkpoint, load_optimizer, read_config,
                                      save_checkpoint, save_optimizer)
 
@@ -116,8 +117,9 @@ def evaluate_bpc(model, data: torch.Tensor, seq_len: int, *, batch_size: int = 3
 
 
 def _optimizer(model, cfg: TrainConfig):
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    other = [p for p in model.parameters() if p.dim() < 2]
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    other = [p for p in params if p.dim() < 2]
     return torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
                               {"params": other, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.95))
 
@@ -128,13 +130,47 @@ def _batch_generator(seed: int, step: int) -> torch.Generator:
     return g
 
 
+def _transform_generator(seed: int, step: int) -> torch.Generator:
+    """The generator of the increment transform's draws at ``step`` (independent of the batch stream)."""
+    g = torch.Generator()
+    g.manual_seed((seed * 1_000_003 + step + 0x4857_4100_0000) % (2 ** 63))
+    return g
+
+
 def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = TrainConfig(),
           corpus: str = "shakespeare", data: str | None = None, device: str = "cpu", progress: bool | None = None,
-          log=print, **model_overrides) -> dict:
+          log=print, init: str | Path | None = None, transform=None, trainable=None, trainable_name: str = "all",
+          compile: bool = False, **model_overrides) -> dict:
     """Train a named model and size; resume if ``out`` holds an unfinished run of the same settings.
 
+    Parameters
+    ----------
+    init : str or Path, optional
+        Start from this checkpoint's weights (fine-tuning); its model and configuration must match.
+    transform : callable, optional
+        ``transform(net)`` returns an object with ``override(gen) -> attn_override`` and ``describe() -> dict``
+        (e.g. :class:`mapping.hwa.ChipSurrogate`, loaded by the CLI from the entry point group
+        ``oscsim.increment_transforms``); every training step runs the model with
+        ``attn_override=override(gen)``, ``gen`` a torch.Generator seeded by (seed, step), so the draws are
+        fresh every step and a resumed run draws the same ones. Validation stays closed form.
+    trainable : callable, optional
+        ``trainable(name) -> bool`` selects the parameters the optimizer updates (others are frozen).
+    trainable_name : str
+        Name of that selection, recorded with the run.
+    compile : bool
+        Run the training forward and backward through ``torch.compile`` (Inductor; CPU: 1.4-1.6× faster
+        steps for kuramoto-tiny after a compile of several minutes, measured in BENCHMARKS.md). Not used
+        with ``transform`` (its per-step closure would recompile). Validation stays eager.
+
     Returns the final checkpoint's JSON dict (with ``metrics``: ``val_bpc``, ``train_loss``, ``history``).
+
+    Notes
+    -----
+    Deterministic algorithms are switched on (``torch.use_deterministic_algorithms(True, warn_only=True)``)
+    so that a run is bit-reproducible at any fixed thread count (checked with two threads in
+    tests/test_train_determinism.py).
     """
+    torch.use_deterministic_algorithms(True, warn_only=True)
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():
@@ -147,6 +183,24 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
                 "train": asdict(train_cfg)}
     torch.manual_seed(train_cfg.seed)
     net = build_model(mcfg).to(device)
+    if init is not None:
+        src, src_meta = load_checkpoint(init, device=device)
+        if src_meta.get("model") != mcfg_name(mcfg) or src.config.to_dict() != mcfg.to_dict():
+            raise ValueError(f"init checkpoint {str(init)!r} is a {src_meta.get('model')} model with configuration "
+                             f"{src.config.to_dict()}, not {model} {size} {mcfg.to_dict()}")
+        net.load_state_dict(src.state_dict())
+        run_info["init"] = str(init)
+    tf = None
+    if transform is not None:
+        tf = transform(net)
+        run_info["transform"] = tf.describe()
+    if trainable is not None:
+        names = [n for n, p in net.named_parameters() if trainable(n)]
+        if not names:
+            raise ValueError(f"the parameter selection {trainable_name!r} matches no parameter of {model}")
+        for n, p in net.named_parameters():
+            p.requires_grad_(trainable(n))
+        run_info["trainable"] = trainable_name
     opt = _optimizer(net, train_cfg)
     start, history = 0, []
     if (out / CONFIG_FILE).is_file():
@@ -166,6 +220,7 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
         load_optimizer(out, opt, meta["optimizer"])
         log(f"{out}: resuming at step {start} of {train_cfg.steps}")
     net.train()
+    fwd = torch.compile(net) if compile and tf is None else net
     seq_len = mcfg.seq_len
     if progress is None:
         progress = sys.stderr.isatty()
@@ -181,12 +236,16 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
                 g["lr"] = lr
             x, y = sample_batch(corp.train, train_cfg.batch_size, seq_len, _batch_generator(train_cfg.seed, step))
             x, y = x.to(device), y.to(device)
-            loss = F.cross_entropy(net(x).flatten(0, 1), y.flatten())
+            if tf is None:
+                logits = fwd(x)
+            else:
+                logits = net(x, attn_override=tf.override(_transform_generator(train_cfg.seed, step)))
+            loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"training loss became {loss.item()} at step {step}; lower --lr")
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), train_cfg.grad_clip)
+            torch.nn.utils.clip_grad_norm_([p for p in net.parameters() if p.requires_grad], train_cfg.grad_clip)
             opt.step()
             loss_ema = loss.item() if loss_ema is None else 0.98 * loss_ema + 0.02 * loss.item()
             done = step + 1

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
-
 from .base import Solver
+# Heun's step is the stochastic Heun step with no noise (sig * dW = 0 when the run is deterministic): one
+# implementation serves both, and the deterministic order-2 tests cover it.
+from .stochastic_heun import step
 
 __all__ = ["Heun"]
 
@@ -23,17 +24,3 @@ class Heun(Solver):
 
     def _step(self):
         return step
-
-
-@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
-def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
-    f1 = K[0]
-    f2 = K[1]
-    yp = K[2]
-    drift(t, y, g, P, ws, f1)
-    for i in range(y.shape[0]):
-        yp[i] = y[i] + h * f1[i]
-    drift(t + h, yp, g, P, ws, f2)
-    for i in range(y.shape[0]):
-        ynew[i] = y[i] + 0.5 * h * (f1[i] + f2[i])
-

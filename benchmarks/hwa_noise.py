@@ -1,0 +1,89 @@
+"""Chip BPC against readout noise (×1, ×3, ×10 of the default ring chip) for closed-form and HWA checkpoints.
+
+    python benchmarks/hwa_noise.py --models kuramoto-tiny kuramoto-tiny-hwa --scales 1 3 10 --seeds 0 1 2 \
+        --out results/hwa_noise.json [--plot docs/benchmarks/hwa_noise.png]
+
+Each (model, scale) compiles the default chip (examples/chip.toml settings, mismatch seed 0) with the readout
+noise multiplied by the scale and runs ``mapping.inference.run`` on the first 2048 validation tokens (the
+default of ``oscsim simulate``) once per noise seed; the band is min..max over seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", nargs="+", default=["kuramoto-tiny", "kuramoto-tiny-hwa"])
+    p.add_argument("--scales", nargs="+", type=float, default=[1.0, 3.0, 10.0])
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    p.add_argument("--tokens", type=int, default=2048)
+    p.add_argument("--config", default="examples/chip.toml")
+    p.add_argument("--out", required=True)
+    p.add_argument("--plot", default=None)
+    args = p.parse_args(argv)
+    from mapping.cli import _validation_tokens
+    from mapping.compiler import compile as compile_chip
+    from mapping.config import load_config
+    from mapping.inference import run
+
+    base = load_config(args.config)
+    out = {"config": args.config, "tokens": args.tokens, "seeds": args.seeds, "results": {}}
+    for name in args.models:
+        out["results"][name] = {}
+        for s in args.scales:
+            cfg = dataclasses.replace(base, readout=dataclasses.replace(base.readout, noise_rad=base.readout.noise_rad * s))
+            chip = compile_chip(name, cfg)
+            x, y = _validation_tokens(chip.model_info["config"], args.tokens)
+            vals, cf = [], None
+            for seed in args.seeds:
+                t0 = time.time()
+                res = run(chip, x, seed=seed, progress=False, closed_form=cf is None)
+                b = res.bpc(y)
+                cf = b.get("bpc_closed_form", cf)
+                vals.append(b["bpc_chip"])
+                print(f"{name} x{s:g} seed {seed}: chip {b['bpc_chip']:.4f} closed form {cf:.4f} "
+                      f"({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+            out["results"][name][f"{s:g}"] = {"bpc_closed_form": cf, "bpc_chip": vals,
+                                              "mean": float(np.mean(vals)), "min": float(min(vals)),
+                                              "max": float(max(vals))}
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(5, 3.4))
+        for name, per in out["results"].items():
+            sc = [float(k) for k in per]
+            d = [per[k]["mean"] - per[k]["bpc_closed_form"] for k in per]
+            lo = [per[k]["min"] - per[k]["bpc_closed_form"] for k in per]
+            hi = [per[k]["max"] - per[k]["bpc_closed_form"] for k in per]
+            ax.plot(sc, d, "o-", label=name)
+            ax.fill_between(sc, lo, hi, alpha=0.25)
+        ax.set_xscale("log")
+        ax.set_xticks(args.scales, [f"×{s:g}" for s in args.scales])
+        ax.set_xlabel("readout noise (multiple of the default ring chip's)")
+        ax.set_ylabel("BPC chip − closed form (own model)")
+        ax.set_title(f"chip BPC loss, {args.tokens} validation tokens, band: {len(args.seeds)} noise seeds",
+                     fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(args.plot, dpi=110)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

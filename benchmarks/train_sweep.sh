@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Equal-budget training runs of issue 14 (ablations, learning-rate sweep, Kuramoto diagnostics), one at a time.
+# Budget per run: 150 steps x 16 sequences x 128 tokens = 307,200 tokens (tiny models, bundled Shakespeare
+# split, seed 0); final validation BPC on the first 400 windows (51,200 tokens) of the validation split.
+# Usage: bash benchmarks/train_sweep.sh OUT_DIR [NAME ...]   (JSON lines appended to OUT_DIR/sweep.jsonl)
+set -u
+OUT=${1:?usage: train_sweep.sh OUT_DIR [NAME ...]}; shift
+mkdir -p "$OUT"
+OSCSIM=${OSCSIM:-.venv/bin/oscsim}
+COMMON="--size tiny --steps 150 --batch-size 16 --eval-every 150 --seed 0 --final-eval-windows 400 --threads 1 --json"
+declare -A RUNS=(
+  [k-base]="--model kuramoto --lr 3e-3"
+  [k-projection]="--model kuramoto --lr 3e-3 --set value=projection"
+  [k-noffn]="--model kuramoto --lr 3e-3 --set ffn=false"
+  [k-nogates]="--model kuramoto --lr 3e-3 --set gates=false"
+  [t-base]="--model transformer --lr 3e-3"
+  [t-lr1e-2]="--model transformer --lr 1e-2"
+  [k-lr1e-2]="--model kuramoto --lr 1e-2"
+  [k-lr1e-3]="--model kuramoto --lr 1e-3"
+  [t-lr1e-3]="--model transformer --lr 1e-3"
+  [k-tanh]="--model kuramoto --lr 3e-3 --set bound=tanh"
+  [k-ffnpi]="--model kuramoto --lr 3e-3 --set ffn_scale=3.141592653589793"
+  [k-omega100]="--model kuramoto --lr 3e-3 --set omega_base=100.0"
+)
+ORDER=(k-base k-projection k-noffn k-nogates t-base t-lr1e-2 k-lr1e-2 k-lr1e-3 t-lr1e-3 k-tanh k-ffnpi k-omega100)
+[ $# -gt 0 ] && ORDER=("$@")
+for name in "${ORDER[@]}"; do
+  start=$(date +%s)
+  res=$(NUMBA_NUM_THREADS=1 nice -n 10 $OSCSIM train ${RUNS[$name]} $COMMON --out "$OUT/$name") || { echo "{\"name\": \"$name\", \"error\": true}" >> "$OUT/sweep.jsonl"; continue; }
+  echo "{\"name\": \"$name\", \"args\": \"${RUNS[$name]}\", \"wall_s\": $(( $(date +%s) - start )), \"result\": $res}" >> "$OUT/sweep.jsonl"
+done

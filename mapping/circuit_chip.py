@@ -1,0 +1,822 @@
+"""Kuramoto attention on a ``ring-circuit`` chip: every coupling step simulated as node-voltage SDEs.
+
+Per (sequence b, head h, coordinate j, bank) the chip holds T five-stage inverter rings (the
+:func:`hw_models.cmos_65nm_ring` preset, square-law MOSFETs as in ngspice level 1) and, for every pair
+u < t, a unilateral transconductance coupler (:class:`hw_models.TransconductanceCoupler`) that injects the
+current
+
+    i_{t←u}(s) = G_{t,u} [w₁ (V_{u,0}(s) − V_DD/2) + w₂ (V_{u,k}(s) − V_DD/2)]
+
+into node 0 of ring t. G_{t,u} = sign(g_t) g_m,{t,u} is signed: a negative receive gain is the transconductor
+with its output pair swapped (the current reverses), not a sign flip of a phase model. The two taps (node 0
+and node k of the source ring, weights w₁, w₂) make the first harmonic of the coupler's coupling function a
+pure sine, the ``two-tap`` phase correction recomputed for this coupler (:func:`circuit_device`).
+
+Node equation (C_{r,k} the node load, ΔV_T per transistor):
+
+    C_{r,k} dV_{r,k} = [I_P(V_{r,k−1}, V_{r,k}) − I_N(V_{r,k−1}, V_{r,k}) + δ_{k0} Σ_{u<r} i_{r←u}] ds
+                       + √(S_i/2) dW_{r,k},
+
+S_i = 4 k_B T γ (g_m,n + g_m,p) the channel thermal noise of the driving inverter
+(:func:`hw_models.thermal_current_psd`). The network is integrated by :class:`oscsim.engine.CustomODE` with
+the module-level Numba right-hand side :func:`network_rhs` (one group per network), RK4 without noise and
+stochastic Heun with it, at ``steps_per_period`` steps per period.
+
+Programming: the macromodel chip's coupling C_{t,u} = κ Q_c(A_{t,u}) Q_g(v_t) (1 + δ_{t,u}) [rad/cycle] is
+realised by g_m,{t,u} = f₀ |C_{t,u}| / a₁, with a₁ [rad/s per S] the first sine harmonic of the two-tap
+coupling function H(Δ) = (1/2π)∮ v₀(s)/C₀ · i(s + Δ) ds (v₀: the receiver's PPV at node 0), so both rungs
+program the same physical coupling strength; the coupler spread δ is the chip's own draw.
+
+Mismatch: each transistor's ΔV_T (Pelgrom, σ = A_VT/√(2WL)) and each node's load spread are drawn from the
+chip's mismatch seed (per layer). The ring's frequency trim is a load trim (all C of a ring scaled by one
+factor, which scales its time exactly): it is set from the first-order PPV sensitivities
+(:func:`hw_models.frequency_sensitivities`) so that the predicted residual frequency error equals the chip's
+recorded post-trim residual ``freq_residual_rel``, the same draw the macromodel rung uses. The second-order
+remainder of that prediction is a real error of this trim and stays in the circuit.
+
+Phase in / phase out: each ring is placed on the nominal limit cycle at its token phase (ideal placement; an
+injection transient is not simulated). At τ_s the couplers are switched off and each ring free-runs for the
+readout window (``readout.averaging_cycles``); its phase is the window average of ψ_k = −ω_ref t_k over the
+interpolated rising V_DD/2 crossings t_k of node 0 (limit-cycle phase 0), in the frame of the reference at
+ω_ref. The reference frequency and phase are calibrated on a nominal uncoupled ring run through the same
+integrator, step and readout (so the integrator's own frequency error and the crossing interpolation bias
+cancel); the calibration spread is recorded. The periphery then forms the same estimate as the macromodel
+chip (:mod:`mapping.kuramoto_chip`), subtracting the known offset τ_s Σ_u G_{t,u} H(0) of the programmed
+couplers (the coupler's loading offset a₀ and its cos terms).
+
+Valid where the level-1 transistor model is (no gate or junction capacitance, GAMMA = 0, TNOM): it is the
+rung that ngspice checks (:mod:`mapping.spice_export`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numba
+import numpy as np
+
+from hw_models.mosfet import ids_nmos
+
+from .kuramoto_chip import KuramotoChipOutput
+from .readout import PhaseReadout, wrap
+
+__all__ = ["CircuitDevice", "circuit_device", "network_rhs", "network_rhs_np", "CircuitHead", "build_head",
+           "simulate_heads", "circuit_chip_step", "check_circuit_supported", "DEFAULT_STEPS_PER_PERIOD"]
+
+DEFAULT_STEPS_PER_PERIOD = 100
+"""Integration steps per ring period (RK4 / stochastic Heun); the measured step study is in BENCHMARKS.md."""
+
+_HDR = 10  # T, n, k_tap, w1, w2, vmid, vdd, lam_n, lam_p, coupled
+_PER_NODE = 5  # vtn, vtp, beta_n, beta_p, 1/C
+READ_CYCLES = 1.5
+"""Free-running readout window after τ_s [cycles]: the first 0.25 cycle is skipped (coupler switch-off
+transient), leaving one or two rising node-0 crossings per ring. The detector's own averaging window
+(``readout.averaging_cycles``) enters through :class:`mapping.readout.PhaseReadout` as for the macromodel; the
+circuit is not integrated through it (a free-running ring keeps its phase, up to its residual frequency error
+and noise, which this window samples)."""
+_READ_SKIP_CYCLES = 0.25  # crossings this soon after the couplers switch off are not used (coupler transient)
+_MAX_GROUP_FLOATS = 4_000_000  # parameters per engine call (32 MB): chunking bound, not a model number
+
+
+# ------------------------------------------------------------------------------------------- device data
+@dataclass(frozen=True, eq=False)
+class CircuitDevice:
+    """The ring and coupler figures one circuit chip uses (from :mod:`hw_models`, see :func:`circuit_device`).
+
+    Attributes
+    ----------
+    ring : RingOscillatorParams
+        Nominal ring (loads scaled so that its free-running frequency is the chip's f₀).
+    period_s, omega : float
+        Free-running period [s] and angular frequency [rad/s] of the nominal ring (limit cycle).
+    lc_theta : (M,) rad; lc_x : (M, n) V
+        Nominal limit cycle on a uniform phase grid, phase 0 at the rising V_DD/2 crossing of node 0.
+    tap_node : int
+        Second tap k of the source ring.
+    weights : (2,)
+        Tap weights (w₁ at node 0, w₂ at node k), w₁ + w₂ = 1.
+    a1_rad_s_per_s : float
+        First sine harmonic of the two-tap coupling function per siemens [rad/s per S].
+    harmonics : (M, 2)
+        Two-tap coupling function harmonics normalised to a₁ = 1 (b₁ = 0 by construction).
+    offset_norm : float
+        H(0)/a₁ of the two-tap coupler including its loading offset a₀ (the periphery subtracts it).
+    sens_vtn, sens_vtp : (n,) Hz/V; sens_c : (n,) Hz
+        First-order frequency sensitivities to each stage's ΔV_T and relative load change.
+    s_i_a2_per_hz : float
+        One-sided node current-noise PSD [A²/Hz] at the chip temperature.
+    sources : dict
+    """
+
+    ring: object
+    period_s: float
+    omega: float
+    lc_theta: np.ndarray
+    lc_x: np.ndarray
+    tap_node: int
+    weights: np.ndarray
+    a1_rad_s_per_s: float
+    harmonics: np.ndarray
+    offset_norm: float
+    sens_vtn: np.ndarray
+    sens_vtp: np.ndarray
+    sens_c: np.ndarray
+    s_i_a2_per_hz: float
+    sources: dict
+
+
+def transconductor_coupling_function(lc_x, ppv, c_load_f, vmid, src_node, n_harmonics=8):
+    """Coupling function of a unit (1 S) transconductor from node ``src_node`` of a source ring into node 0.
+
+    H(Δ) = (1/2π)∮ v₀(s)/C · (x_src(s + Δ) − V_DD/2) ds [rad/s per S], Δ = θ_source − θ_receiver, both rings
+    nominal (cycle average, weak coupling). Returns (a₀, harmonics (n_harmonics, 2) rows (a_m, b_m)).
+    """
+    M = lc_x.shape[0]
+    v0 = ppv[:, 0] / c_load_f
+    xs = lc_x[:, src_node] - vmid
+    # H(Δ_j) = mean_s v0(s) xs(s + Δ_j): a circular cross-correlation, evaluated by FFT
+    H = np.real(np.fft.ifft(np.conj(np.fft.fft(v0)) * np.fft.fft(xs))) / M
+    c = np.fft.rfft(H) / M
+    m = np.arange(1, n_harmonics + 1)
+    return float(c[0].real), np.stack([-2 * c[m].imag, 2 * c[m].real], axis=1)
+
+
+@lru_cache(maxsize=8)
+def circuit_device(f0_hz: float | None, temperature_k: float) -> CircuitDevice:
+    """Nominal ring, limit cycle, two-tap transconductor coupling and noise for a chip (cached).
+
+    ``f0_hz`` None keeps the preset's frequency; otherwise every load is scaled by f_preset / f0 (with no other
+    capacitance in the model, the node equations then run exactly f0/f_preset times faster).
+    """
+    import hw_models as hw
+
+    base = hw.cmos_65nm_ring()
+    lc0 = hw.limit_cycle(base)
+    ring = base.replace(temperature_k=float(temperature_k))
+    src = {"ring": "hw_models.cmos_65nm_ring()", "coupler": "hw_models.TransconductanceCoupler (two taps)"}
+    if f0_hz is not None and abs(float(f0_hz) * lc0.period_s - 1.0) > 1e-12:
+        ring = ring.replace(c_load_f=base.c_load_f * lc0.f0_hz / float(f0_hz))
+        src["ring"] += f", loads scaled by {lc0.f0_hz / float(f0_hz):.6g} for f0 = {float(f0_hz):.6g} Hz"
+    lc = hw.limit_cycle(ring)
+    n = ring.n_stages
+    vmid = 0.5 * ring.vdd_v
+    taps = [transconductor_coupling_function(lc.x, lc.ppv, ring.c_load_f, vmid, k) for k in range(n)]
+    c0 = taps[0][1][0, 0] + 1j * taps[0][1][0, 1]
+    best = None
+    for k in range(1, n):
+        ck = taps[k][1][0, 0] + 1j * taps[k][1][0, 1]
+        if abs(ck.imag) < 1e-30:
+            continue
+        r = -c0.imag / ck.imag  # w2/w1 making the combined first harmonic real
+        tot = c0 + r * ck
+        if r <= 0 or tot.real <= 0:
+            continue
+        eff = tot.real / (1.0 + r)  # first harmonic per unit total transconductance
+        if best is None or eff > best[0]:
+            best = (eff, k, r)
+    if best is None:
+        raise ValueError("no tap of the ring makes the transconductor's coupling function a pure sine")
+    _, k, r = best
+    w = np.array([1.0, r]) / (1.0 + r)
+    a0 = w[0] * taps[0][0] + w[1] * taps[k][0]
+    h = w[0] * taps[0][1] + w[1] * taps[k][1]
+    a1 = float(h[0, 0])
+    hn = h / a1
+    hn[0, 1] = 0.0  # exact by construction (rounding)
+    sn, sp, sc = hw.frequency_sensitivities(ring)
+    return CircuitDevice(
+        ring=ring, period_s=lc.period_s, omega=lc.omega, lc_theta=lc.theta.copy(), lc_x=lc.x.copy(),
+        tap_node=int(k), weights=w, a1_rad_s_per_s=a1, harmonics=hn,
+        offset_norm=float((a0 + h[:, 1].sum()) / a1), sens_vtn=np.asarray(sn), sens_vtp=np.asarray(sp),
+        sens_c=np.asarray(sc), s_i_a2_per_hz=float(hw.thermal_current_psd(ring)), sources=src)
+
+
+def check_circuit_supported(kind: str) -> None:
+    """Raise for model kinds the circuit rung does not build (SSA)."""
+    if kind != "kuramoto":
+        raise ValueError(
+            "device = 'ring-circuit' simulates Kuramoto attention layers at circuit level; the circuit rung is "
+            "not built for SSA (its pairwise cells would need resistive ring pairs at node-voltage level), and a "
+            "silent fallback to the macromodel would mislabel the result: use device = 'ring-macromodel' for SSA")
+
+
+# ------------------------------------------------------------------------------------------ right-hand side
+@numba.njit(cache=True)
+def network_rhs(t, y, p, dydt):
+    """dV/dt [V/s] of T coupled rings (one group of :class:`oscsim.engine.CustomODE`); layout in module docs."""
+    T = int(p[0])
+    n = int(p[1])
+    kt = int(p[2])
+    w1 = p[3]
+    w2 = p[4]
+    vmid = p[5]
+    vdd = p[6]
+    lam_n = p[7]
+    lam_p = p[8]
+    for r in range(T):
+        for k in range(n):
+            i = r * n + k
+            j = r * n + (k - 1 + n) % n
+            o = _HDR + _PER_NODE * i
+            vin = y[j]
+            vout = y[i]
+            ip = ids_nmos(-vin, -vout, -vdd, -p[o + 1], p[o + 3], lam_p)
+            i_n = ids_nmos(vin, vout, 0.0, p[o], p[o + 2], lam_n)
+            dydt[i] = (ip - i_n) * p[o + 4]
+    if p[9] != 0.0 and T > 1:
+        g0 = _HDR + _PER_NODE * n * T
+        src = np.empty(T)
+        for u in range(T):
+            src[u] = w1 * (y[u * n] - vmid) + w2 * (y[u * n + kt] - vmid)
+        for r in range(1, T):
+            row = g0 + r * T
+            acc = 0.0
+            for u in range(r):
+                acc += p[row + u] * src[u]
+            dydt[r * n] += acc * p[_HDR + _PER_NODE * r * n + 4]
+
+
+def network_rhs_np(y, p):
+    """NumPy twin of :func:`network_rhs` for a batch: y (G, D), p (G, P) -> dV/dt (G, D)."""
+    from hw_models.mosfet import ids_nmos_np
+
+    y = np.atleast_2d(y)
+    p = np.atleast_2d(p)
+    T, n, kt = (int(x) for x in p[0, :3])
+    w1, w2, vmid, vdd, lam_n, lam_p = (p[:, i:i + 1] for i in range(3, 9))
+    D = T * n
+    node = p[:, _HDR:_HDR + _PER_NODE * D].reshape(len(p), D, _PER_NODE)
+    idx = np.arange(D)
+    prev = (idx // n) * n + (idx % n - 1) % n
+    vin, vout = y[:, prev], y
+    ip = ids_nmos_np(-vin, -vout, -vdd, -node[..., 1], node[..., 3], lam_p)
+    i_n = ids_nmos_np(vin, vout, 0.0, node[..., 0], node[..., 2], lam_n)
+    d = (ip - i_n) * node[..., 4]
+    if p[0, 9] != 0.0 and T > 1:
+        G = p[:, _HDR + _PER_NODE * D:_HDR + _PER_NODE * D + T * T].reshape(len(p), T, T)
+        G = np.tril(G, -1)
+        src = w1 * (y[:, 0::n] - vmid) + w2 * (y[:, kt::n] - vmid)
+        d[:, 0::n] += np.einsum("gtu,gu->gt", G, src) * node[:, 0::n, 4]
+    return d
+
+
+# ----------------------------------------------------------------------------------------------- one head
+@dataclass
+class CircuitHead:
+    """G independent networks of T rings, ready to integrate (built by :func:`build_head`).
+
+    Attributes
+    ----------
+    params : (G, P) packed parameters of :func:`network_rhs` (couplers on).
+    y0 : (G, T·n) initial node voltages [V] (each ring on its own limit cycle at its token phase).
+    sigma : (G, T·n) node noise intensities [V/√s] (zeros without noise).
+    theta0 : (G, T) placement phases [rad].
+    gm : (G, T, T) signed transconductances G_{t,u} [S] including the coupler spread (lower triangle).
+    c_load : (G, T, n) node loads [F] after mismatch and trim; trim : (G, T) load-trim factors.
+    dvt_n, dvt_p : (G, T, n) threshold shifts [V].
+    steps_per_period : int; stochastic : bool
+        Integrator the head was calibrated for (RK4 or stochastic Heun at T/steps).
+    device : CircuitDevice
+    calibration : RingCalibration or None
+    """
+
+    params: np.ndarray
+    y0: np.ndarray
+    sigma: np.ndarray
+    theta0: np.ndarray
+    gm: np.ndarray
+    c_load: np.ndarray
+    dvt_n: np.ndarray
+    dvt_p: np.ndarray
+    trim: np.ndarray
+    steps_per_period: int
+    stochastic: bool
+    device: CircuitDevice
+    calibration: object = None
+
+
+def place_on_limit_cycle(dev: CircuitDevice, theta, cycle=None) -> np.ndarray:
+    """Node voltages (..., n) [V] of the nominal limit cycle at phases ``theta`` (...) [rad] (periodic linear
+    interpolation on the limit-cycle grid). ``cycle``: a (M, n) grid to use instead of ``dev.lc_x``."""
+    lc_x = dev.lc_x if cycle is None else cycle
+    th = np.mod(np.asarray(theta, float), 2 * math.pi)
+    M = len(lc_x)
+    pos = th / (2 * math.pi) * M
+    i0 = np.floor(pos).astype(np.int64) % M
+    fr = (pos - np.floor(pos))[..., None]
+    return (1 - fr) * lc_x[i0] + fr * lc_x[(i0 + 1) % M]
+
+
+@lru_cache(maxsize=16)
+def _numerical_cycle(dev: CircuitDevice, dt: float, stochastic: bool, n_points: int = 1024):
+    """The nominal ring's limit cycle as the integrator at step ``dt`` sees it: (M, n) grid [V], phase 0 at the
+    rising V_DD/2 crossing of node 0, and its period [s].
+
+    Placing rings on the exact limit cycle would let each relax onto the discrete one with a phase offset that
+    depends on where it was placed (measured: 1.8e-3 rad rms for stochastic Heun at T/100, about 1 % of a
+    typical increment); on the discrete cycle the offset is common to all rings and calibrated away.
+    """
+    from scipy.interpolate import CubicSpline
+
+    n = dev.ring.n_stages
+    z = np.zeros((1, n))
+    rows = _ring_rows(dev, z, z, np.full((1, n), dev.ring.c_load_f))
+    n_per = 24
+    ts, ys = _integrate(rows, dev.lc_x[:1].copy(), z, n_per * dev.period_s, dt, 0, stochastic, save_every=1)
+    v = ys[:, 0, :]
+    x = v[:, 0] - 0.5 * dev.ring.vdd_v
+    idx = np.nonzero((x[:-1] < 0) & (x[1:] >= 0))[0]
+    sp = CubicSpline(ts, v, axis=0)
+    tc = []
+    for i in idx[-4:]:
+        a, b = ts[i], ts[i + 1]
+        for _ in range(60):  # bisection on the spline: the crossing time to machine precision
+            m = 0.5 * (a + b)
+            if sp(m)[0] - 0.5 * dev.ring.vdd_v < 0:
+                a = m
+            else:
+                b = m
+        tc.append(0.5 * (a + b))
+    period = float(np.mean(np.diff(tc)))
+    grid = sp(tc[-2] + period * np.arange(n_points) / n_points)
+    return grid, period
+
+
+def draw_circuit_mismatch(dev: CircuitDevice, shape: tuple, seed) -> tuple:
+    """ΔV_T of every NMOS and PMOS and relative load spread of every node, each ``shape + (n,)``.
+
+    ``seed``: a sequence of ints for :func:`numpy.random.default_rng` (the chip's seed, layer).
+    """
+    ring = dev.ring
+    rng = np.random.default_rng(seed)
+    n = ring.n_stages
+    dvn = rng.normal(0.0, ring.sigma_vt_n_v, shape + (n,))
+    dvp = rng.normal(0.0, ring.sigma_vt_p_v, shape + (n,))
+    crel = np.clip(rng.normal(0.0, ring.sigma_c_rel, shape + (n,)), -0.9, None)  # no negative capacitor
+    return dvn, dvp, crel
+
+
+def _ring_rows(dev: CircuitDevice, dvn, dvp, c_load) -> np.ndarray:
+    """Single-ring parameter rows (N, P1) of :func:`network_rhs` (couplers off) for (N, n) arrays."""
+    ring = dev.ring
+    N, n = c_load.shape
+    hdr = np.zeros((N, _HDR))
+    hdr[:] = (1, n, dev.tap_node, dev.weights[0], dev.weights[1], 0.5 * ring.vdd_v, ring.vdd_v,
+              ring.lambda_n_per_v, ring.lambda_p_per_v, 0.0)
+    node = np.stack([ring.vto_n_v + dvn, ring.vto_p_v + dvp, np.full((N, n), ring.beta_n_a_per_v2),
+                     np.full((N, n), ring.beta_p_a_per_v2), 1.0 / c_load], axis=-1)
+    return np.concatenate([hdr, node.reshape(N, -1)], axis=1)
+
+
+@dataclass(eq=False)
+class RingCalibration:
+    """Each ring's own limit cycle and period as integrated (untrimmed loads), see :func:`calibrate_rings`.
+
+    Attributes
+    ----------
+    period_s : (N,) own period [s]; tau0_s : (N,) time of ``samples[:, 0]`` after a rising node-0 crossing [s];
+    samples : (N, S, n) float32 states [V] every ``dt_s`` over one period; rows : (N, P1) ring parameters;
+    dt_s : float.
+    """
+
+    period_s: np.ndarray
+    tau0_s: np.ndarray
+    samples: np.ndarray
+    rows: np.ndarray
+    dt_s: float
+
+
+def _crossings(ts, v, level):
+    """Rising crossings of ``level`` in v (S, N) with a cubic through the four samples around each bracket
+    (linear interpolation of a ring edge leaves ~1e-4 cycle of bias at T/100): (sample index, ring, time)."""
+    x = v - level
+    rise = (x[:-1] < 0) & (x[1:] >= 0)
+    rise[:1] = False  # the cubic needs one sample before and one after the bracket
+    rise[-1:] = False
+    si, ri = np.nonzero(rise)
+    y = np.stack([x[si + d, ri] for d in (-1, 0, 1, 2)])  # (4, K)
+    s = y[1] / (y[1] - y[2])
+    for _ in range(4):  # Newton on the Lagrange cubic through nodes -1, 0, 1, 2 (bracket [0, 1])
+        lg = np.stack([-s * (s - 1) * (s - 2) / 6, (s + 1) * (s - 1) * (s - 2) / 2,
+                       -(s + 1) * s * (s - 2) / 2, (s + 1) * s * (s - 1) / 6])
+        dl = np.stack([-(3 * s * s - 6 * s + 2) / 6, (3 * s * s - 4 * s - 1) / 2,
+                       -(3 * s * s - 2 * s - 2) / 2, (3 * s * s - 1) / 6])
+        f, df = (lg * y).sum(0), (dl * y).sum(0)
+        s = np.clip(s - f / np.where(df > 0, df, 1.0), 0.0, 1.0)
+    return si, ri, ts[si] + s * (ts[si + 1] - ts[si])
+
+
+_CAL_RELAX, _CAL_MEASURE = 1.0, 3.0  # cycles: relaxation onto the ring's own cycle, then measurement
+
+
+def calibrate_rings(dev: CircuitDevice, dvn, dvp, c_load, dt: float, stochastic: bool) -> RingCalibration:
+    """Run every (mismatched, untrimmed) ring alone, noise-free, with the chip's integrator: its own period and
+    one period of its own limit cycle (the chip's trim and phase-writing calibration).
+
+    dvn, dvp, c_load : (N, n). Returns :class:`RingCalibration`.
+    """
+    n = dev.ring.n_stages
+    N = c_load.shape[0]
+    rows = _ring_rows(dev, dvn, dvp, c_load)
+    cycle, per_nom = _numerical_cycle(dev, dt, stochastic)
+    t1 = (_CAL_RELAX + _CAL_MEASURE + 1.5) * per_nom
+    S = int(math.ceil(1.1 * per_nom / dt)) + 2  # one period (+10 % for the slowest ring) and the RK4 point
+    per = np.empty(N)
+    tau0 = np.empty(N)
+    samples = np.empty((N, S, n), np.float32)
+    chunk = 2048
+    for c0 in range(0, N, chunk):
+        sl = slice(c0, min(N, c0 + chunk))
+        m = sl.stop - sl.start
+        y0 = np.broadcast_to(cycle[0], (m, n)).copy()
+        ts, ys = _integrate(rows[sl], y0, np.zeros((m, n)), t1, dt, 0, stochastic, save_every=1)
+        si, ri, tc = _crossings(ts, ys[:, :, 0], 0.5 * dev.ring.vdd_v)
+        keep = tc >= 0.9 * _CAL_RELAX * per_nom
+        si, ri, tc = si[keep], ri[keep], tc[keep]
+        order = np.lexsort((tc, ri))
+        si, ri, tc = si[order], ri[order], tc[order]
+        cnt = np.bincount(ri, minlength=m)
+        if np.any(cnt < 3):
+            bad = int(np.argmax(cnt < 3)) + c0
+            raise ValueError(f"ring {bad} of the layer does not oscillate with its drawn mismatch (fewer than 3 "
+                             f"crossings in {_CAL_MEASURE + 1.5:.1f} cycles)")
+        first = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+        k = np.arange(len(tc)) - np.repeat(first, cnt)  # crossing number within each ring
+        kk = k < 3  # the first three crossings: least-squares slope over k = 0, 1, 2 is (t2 − t0)/2
+        t3 = tc[kk].reshape(m, 3)
+        per[sl] = 0.5 * (t3[:, 2] - t3[:, 0])
+        j0 = np.searchsorted(ts, t3[:, 0])
+        if np.any(j0 + S > len(ts)):
+            raise ValueError("calibration window too short for a ring's period")
+        tau0[sl] = ts[j0] - t3[:, 0]
+        samples[sl] = ys[j0[:, None] + np.arange(S)[None, :], np.arange(m)[:, None]]
+    return RingCalibration(period_s=per, tau0_s=tau0, samples=samples, rows=rows, dt_s=float(dt))
+
+
+def place_on_own_cycle(cal: RingCalibration, theta, index=None) -> np.ndarray:
+    """States (N, n) [V] of calibrated rings ``index`` (N,) (default: all) on their own limit cycles at phases
+    ``theta`` (N,) [rad] (phase 0 at the rising node-0 crossing): the stored sample before the phase, advanced
+    by one RK4 step of the ring's own (untrimmed) equations. A trimmed ring (all loads scaled by one factor)
+    passes through the same states."""
+    th = np.mod(np.asarray(theta, float), 2 * math.pi)
+    idx = np.arange(len(th)) if index is None else np.asarray(index)
+    per, tau0, rows = cal.period_s[idx], cal.tau0_s[idx], cal.rows[idx]
+    q = th / (2 * math.pi) * per - tau0
+    q = np.where(q < 0, q + per, q)
+    j = np.minimum((q // cal.dt_s).astype(np.int64), cal.samples.shape[1] - 2)
+    h = (q - j * cal.dt_s)[:, None]
+    y = cal.samples[idx, j].astype(np.float64)
+    k1 = network_rhs_np(y, rows)
+    k2 = network_rhs_np(y + 0.5 * h * k1, rows)
+    k3 = network_rhs_np(y + 0.5 * h * k2, rows)
+    k4 = network_rhs_np(y + h * k3, rows)
+    return y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+def build_head(dev: CircuitDevice, theta0, coupling_rad_per_cycle, *, steps_per_period: int, stochastic: bool,
+               freq_residual_rel=None, mismatch=None, noise: bool = False, calibration=None,
+               calibration_index=None) -> CircuitHead:
+    """Pack G networks of T rings, trimmed and placed on their own limit cycles.
+
+    Parameters
+    ----------
+    dev : CircuitDevice
+    theta0 : (G, T) token phases [rad].
+    coupling_rad_per_cycle : (G, T, T)
+        Signed macromodel couplings C_{t,u} [rad/cycle] (lower triangle used) including the coupler spread.
+    steps_per_period : int; stochastic : bool
+        The integrator the head will run with (its own limit cycle and period are calibrated with it).
+    freq_residual_rel : (G, T) or None
+        Post-trim relative frequency error each ring is trimmed to (the chip's recorded residual).
+    mismatch : (dvt_n, dvt_p, c_rel) each (G, T, n), or None
+    noise : bool
+        Thermal node noise.
+    calibration : RingCalibration, optional
+        Reuse a calibration (same mismatch, step and solver); ``calibration_index`` (G·T,) maps every ring of
+        the head to its calibration row (rings shared by several sequences are calibrated once).
+    """
+    ring = dev.ring
+    theta0 = np.asarray(theta0, float)
+    G, T = theta0.shape
+    n = ring.n_stages
+    C = np.asarray(coupling_rad_per_cycle, float)
+    if C.shape != (G, T, T):
+        raise ValueError(f"coupling_rad_per_cycle must have shape {(G, T, T)}, got {C.shape}")
+    dt = dev.period_s / int(steps_per_period)
+    _, per_ref = _numerical_cycle(dev, dt, stochastic)
+    gm = np.tril(C, -1) * (1.0 / (per_ref * dev.a1_rad_s_per_s))  # [S], signed
+    if mismatch is None:
+        dvn = np.zeros((G, T, n))
+        dvp = np.zeros((G, T, n))
+        crel = np.zeros((G, T, n))
+    else:
+        dvn, dvp, crel = (np.asarray(a, float).reshape(G, T, n) for a in mismatch)
+    c0 = ring.c_load_f * (1.0 + crel)
+    resid = np.zeros((G, T)) if freq_residual_rel is None else np.asarray(freq_residual_rel, float).reshape(G, T)
+    if mismatch is None:
+        cycle, _ = _numerical_cycle(dev, dt, stochastic)
+        y0 = place_on_limit_cycle(dev, theta0, cycle)
+        per = np.full((G, T), per_ref)
+    else:
+        if calibration is None:
+            calibration = calibrate_rings(dev, dvn.reshape(-1, n), dvp.reshape(-1, n), c0.reshape(-1, n), dt,
+                                          stochastic)
+            calibration_index = None
+        y0 = place_on_own_cycle(calibration, theta0.reshape(-1), calibration_index).reshape(G, T, n)
+        idx = np.arange(G * T) if calibration_index is None else np.asarray(calibration_index)
+        per = calibration.period_s[idx].reshape(G, T)
+    # load trim: all loads of a ring scaled by one factor (its time scales exactly) to f_ref (1 + residual)
+    trim = per_ref / per / (1.0 + resid)
+    c_load = c0 * trim[..., None]
+    P = _HDR + _PER_NODE * T * n + T * T
+    p = np.zeros((G, P))
+    p[:, :_HDR] = (T, n, dev.tap_node, dev.weights[0], dev.weights[1], 0.5 * ring.vdd_v, ring.vdd_v,
+                   ring.lambda_n_per_v, ring.lambda_p_per_v, 1.0)
+    node = np.stack([ring.vto_n_v + dvn, ring.vto_p_v + dvp,
+                     np.full((G, T, n), ring.beta_n_a_per_v2), np.full((G, T, n), ring.beta_p_a_per_v2),
+                     1.0 / c_load], axis=-1)
+    p[:, _HDR:_HDR + _PER_NODE * T * n] = node.reshape(G, -1)
+    p[:, _HDR + _PER_NODE * T * n:] = gm.reshape(G, -1)
+    sig = np.zeros((G, T * n))
+    if noise:
+        sig = np.sqrt(dev.s_i_a2_per_hz / 2.0) / c_load.reshape(G, T * n)
+    return CircuitHead(params=p, y0=y0.reshape(G, T * n), sigma=sig, theta0=theta0, gm=gm, c_load=c_load,
+                       dvt_n=dvn, dvt_p=dvp, trim=trim, steps_per_period=int(steps_per_period),
+                       stochastic=bool(stochastic), device=dev, calibration=calibration)
+
+
+def _uncoupled_params(params: np.ndarray) -> np.ndarray:
+    """(G·T, P1) single-ring parameter rows (couplers off) from packed network rows (G, P)."""
+    G = params.shape[0]
+    T, n = int(params[0, 0]), int(params[0, 1])
+    node = params[:, _HDR:_HDR + _PER_NODE * T * n].reshape(G * T, _PER_NODE * n)
+    hdr = np.broadcast_to(params[:1, :_HDR], (G * T, _HDR)).copy()
+    hdr[:, 0] = 1
+    hdr[:, 9] = 0.0
+    return np.concatenate([hdr, node], axis=1)
+
+
+def _integrate(params, y0, sigma, t1, dt, seed, stochastic, save_every=None):
+    """Engine call over chunks of groups: returns the final states (G, D), or (ts, ys (S, G, D)) when saving.
+
+    ``stochastic``: stochastic Heun (also when ``sigma`` is zero, for the reference calibration), else RK4.
+    """
+    from oscsim.engine import RK4, CustomODE, SaveEvery, StochasticHeun, simulate
+
+    G, D = y0.shape
+    n_steps = max(int(round(t1 / dt)), 1)
+    dt = t1 / n_steps
+    noisy = bool(stochastic)
+    chunk = max(1, _MAX_GROUP_FLOATS // params.shape[1])
+    finals, series, ts = [], [], None
+    for c, g0 in enumerate(range(0, G, chunk)):
+        sl = slice(g0, g0 + chunk)
+        model = CustomODE(network_rhs, params[sl], D, sigma=sigma[sl] if noisy else 0.0)
+        solver = StochasticHeun() if noisy else RK4()
+        save = SaveEvery(save_every if save_every else n_steps)
+        sol = simulate(model, solver, 0.0, n_steps * dt, dt, y0[sl], save=save,
+                       seed=(int(seed) + 104729 * c) if noisy else None)
+        ys = np.asarray(sol.ys)
+        if save_every:
+            series.append(ys)
+            ts = np.asarray(sol.ts)
+        else:
+            finals.append(ys[-1])
+    if save_every:
+        return ts, np.concatenate(series, axis=1)
+    return np.concatenate(finals, axis=0)
+
+
+def _read_phases(omega, vm, ts, v0, t_skip):
+    """Window-averaged phase ψ̂ = circmean(−ω t_k) [rad] of each ring from node-0 waveforms v0 (S, N): t_k the
+    rising crossings of ``vm`` [V] after ``t_skip`` [s], ω the reference [rad/s]."""
+    si, ri, tc = _crossings(ts, v0, vm)
+    keep = tc >= t_skip
+    ri, tc = ri[keep], tc[keep]
+    N = v0.shape[1]
+    cnt = np.bincount(ri, minlength=N)
+    if np.any(cnt == 0):
+        raise ValueError(f"{int(np.sum(cnt == 0))} ring(s) made no rising crossing in the readout window: the "
+                         f"ring stopped oscillating (coupling too strong or mismatch too large for this circuit)")
+    z = np.bincount(ri, weights=np.cos(-omega * tc), minlength=N) + 1j * np.bincount(
+        ri, weights=np.sin(-omega * tc), minlength=N)
+    return np.angle(z)
+
+
+@lru_cache(maxsize=16)
+def _reference_offset(dev: CircuitDevice, settle_cycles: float, steps_per_period: int, stochastic: bool):
+    """Readout phase of nominal uncoupled rings placed at 16 phases, minus the placement: (mean, std) [rad].
+
+    The mean is the reference's phase calibration (integrator and crossing-interpolation bias common to all
+    rings); the std is what that calibration cannot remove (reported)."""
+    th = 2 * math.pi * np.arange(16) / 16
+    head = build_head(dev, th[None], np.zeros((1, 16, 16)), steps_per_period=steps_per_period,
+                      stochastic=stochastic)
+    head.params[:, 9] = 0.0
+    psi = _run_readout(head, settle_cycles, 0, 0.0)
+    d = wrap(psi[0] - th)
+    return float(np.angle(np.mean(np.exp(1j * d)))), float(np.std(d))
+
+
+def _run_readout(head: CircuitHead, settle_cycles: float, seed: int, offset: float) -> np.ndarray:
+    dev = head.device
+    G, T = head.theta0.shape
+    n = dev.ring.n_stages
+    dt = dev.period_s / head.steps_per_period
+    _, per_ref = _numerical_cycle(dev, dt, head.stochastic)
+    settle_s = float(settle_cycles) * per_ref
+    y1 = _integrate(head.params, head.y0, head.sigma, settle_s, dt, seed, head.stochastic)
+    # couplers off: every ring free-runs alone through the readout window (one engine group per ring)
+    p1 = _uncoupled_params(head.params)
+    ts, ys = _integrate(p1, y1.reshape(G * T, n), head.sigma.reshape(G * T, n), READ_CYCLES * per_ref, dt,
+                        seed + 7, head.stochastic, save_every=1)
+    # the readout run's clock starts at τ_s
+    psi = _read_phases(2 * math.pi / per_ref, 0.5 * dev.ring.vdd_v, settle_s + ts, ys[:, :, 0],
+                       settle_s + _READ_SKIP_CYCLES * per_ref)
+    return wrap(psi - offset).reshape(G, T)
+
+
+def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed: int = 0) -> dict:
+    """Integrate the networks for τ_s (couplers on), then read every ring's phase (couplers off).
+
+    Returns a dict: ``psi`` (G, T) read phase in the reference frame [rad], ``dtheta`` (G, T) =
+    wrap(ψ̂ − θ₀) [rad], ``reference_offset_rad`` and ``reference_spread_rad`` (the phase calibration of the
+    reference and its residual spread over placement phases)."""
+    off, spread = _reference_offset(head.device, float(settle_cycles), head.steps_per_period, head.stochastic)
+    psi = _run_readout(head, settle_cycles, seed, off)
+    return {"psi": psi, "dtheta": wrap(psi - head.theta0), "reference_offset_rad": off,
+            "reference_spread_rad": spread}
+
+
+# ------------------------------------------------------------------------------------------ the chip step
+def layer_head(chip, layer: int, theta, A, v, *, reference_bank: bool = True, noise: bool | None = None,
+               steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None, heads=None) -> tuple:
+    """The circuit networks of one Kuramoto layer (or of some heads / coordinates of it) for inputs θ, A, v.
+
+    One network per (bank, sequence, head, coordinate), in that order; the chip's coupler quantisation,
+    receive-gain quantisation, coupler spread, residual frequency errors and the circuit mismatch of layer
+    ``layer`` (seed ``[mismatch_seed, layer, 3]``); rings shared by the B sequences are calibrated once per chip.
+
+    Returns (head, meta); meta holds what the periphery needs (``gains`` per bank (B, hs, cs, T), ``Aq``
+    (B, h, T, T), ``heads``, ``coords``, ``shape`` (nb, B, hs, cs, T)).
+    """
+    cfg = chip.config
+    lm = chip.layers[layer]
+    theta = np.asarray(theta, dtype=np.float64)
+    A = np.asarray(A, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    B, T, k = theta.shape
+    h, kh = lm.n_heads, lm.head_dim
+    if T > lm.max_tokens:
+        raise ValueError(f"sequence of {T} tokens is longer than the chip's arrays ({lm.max_tokens})")
+    if A.shape != (B, h, T, T) or v.shape != theta.shape or k != h * kh:
+        raise ValueError(f"shapes: theta {theta.shape}, A {A.shape}, v {v.shape} do not fit the layer "
+                         f"({h} heads x {kh} coordinates)")
+    if reference_bank and lm.banks < 2:
+        raise ValueError("reference_bank: this chip has no unit-gain bank (norm_reference = 'closed-form')")
+    dev = circuit_device(chip.config.f0_hz, float(cfg.temperature_k))
+    noise = cfg.noise if noise is None else bool(noise)
+    nb = 2 if reference_bank else 1
+    heads = list(range(h)) if heads is None else [int(x) for x in heads]
+    coords = list(range(kh)) if coordinates is None else [int(x) for x in coordinates]
+    for name, vals, hi in (("heads", heads, h), ("coordinates", coords, kh)):
+        if not vals or min(vals) < 0 or max(vals) >= hi:
+            raise ValueError(f"{name} must be non-empty indices in [0, {hi - 1}], got {vals}")
+    th = theta.reshape(B, T, h, kh).transpose(0, 2, 3, 1)  # (B, h, kh, T)
+    g = lm.gain_quantiser(v.reshape(B, T, h, kh).transpose(0, 2, 3, 1))
+    if cfg.coupling.row_scaled:
+        m = A.max(axis=-1, keepdims=True)
+        m = np.where(m > 0, m, 1.0)
+        Aq = m * lm.coupling_quantiser(A / m)
+    else:
+        Aq = lm.coupling_quantiser(A)
+    Aq = Aq * (1.0 - np.eye(T))
+    cg = lm.coupler_gain() if lm.coupler_spread_rel > 0 else None
+    resid = lm.freq_residual_rel if cfg.mismatch else None
+    hs, cs = len(heads), len(coords)
+    sel = np.ix_(range(B), heads, coords)
+    blocks, theta0s, gains = [], [], []
+    for bank in range(nb):
+        gb = g if bank == 0 else np.ones_like(g)
+        Cb = cfg.kappa * Aq[:, :, None] * gb[..., None]  # (B, h, kh, T, T)
+        if cg is not None:
+            Cb = Cb * cg[bank][None, :, :, :T, :T]
+        blocks.append(Cb[sel].reshape(-1, T, T))
+        theta0s.append(th[sel].reshape(-1, T))
+        gains.append(gb[sel])
+    Cs = np.concatenate(blocks)
+    th0 = np.concatenate(theta0s)
+    stochastic = bool(noise)
+    res_g = mm_g = cal = cal_idx = None
+    if cfg.mismatch:
+        # the physical rings (bank, head, coordinate, token) are shared by the B sequences
+        phys = lambda a: a[:nb][:, heads][:, :, coords][:, :, :, :T]  # noqa: E731
+        res_g = np.broadcast_to(phys(resid)[:, None], (nb, B, hs, cs, T)).reshape(-1, T)
+        mm = draw_circuit_mismatch(dev, tuple(lm.oscillator_shape), [cfg.mismatch_seed, layer, 3])
+        mm_g = tuple(np.broadcast_to(phys(a)[:, None], (nb, B, hs, cs, T, a.shape[-1])).reshape(-1, T, a.shape[-1])
+                     for a in mm)
+        key = (layer, nb, tuple(heads), tuple(coords), T, int(steps_per_period), stochastic)
+        store = chip.__dict__.setdefault("_circuit_calibration", {})
+        if key not in store:
+            n = dev.ring.n_stages
+            c0 = dev.ring.c_load_f * (1.0 + phys(mm[2]))
+            store[key] = calibrate_rings(dev, phys(mm[0]).reshape(-1, n), phys(mm[1]).reshape(-1, n),
+                                         c0.reshape(-1, n), dev.period_s / int(steps_per_period), stochastic)
+        cal = store[key]
+        cal_idx = np.broadcast_to(np.arange(nb * hs * cs * T).reshape(nb, 1, hs, cs, T), (nb, B, hs, cs, T)).reshape(-1)
+    head = build_head(dev, th0, Cs, steps_per_period=steps_per_period, stochastic=stochastic,
+                      freq_residual_rel=res_g, mismatch=mm_g, noise=noise, calibration=cal,
+                      calibration_index=cal_idx)
+    meta = {"gains": gains, "Aq": Aq, "heads": heads, "coords": coords, "shape": (nb, B, hs, cs, T), "k": k,
+            "n_heads": h, "head_dim": kh}
+    return head, meta
+
+
+def periphery(chip, head: CircuitHead, meta: dict, psi) -> list:
+    """The periphery's increment estimate per bank, (B, T, k) each (NaN where not simulated), from read phases
+    ψ̂ (G, T): x̂ = wrap(ψ̂ − θ₀)/(κτ_s) − (H(0)/a₁) g_t Σ_u Q(A_{t,u}) (known offset of the programmed couplers)."""
+    dev = head.device
+    nb, B, hs, cs, T = meta["shape"]
+    h, kh, k = meta["n_heads"], meta["head_dim"], meta["k"]
+    dth = wrap(np.asarray(psi) - head.theta0).reshape(nb, B, hs, cs, T)
+    kt = chip.config.kappa_tau
+    Aq_sel = meta["Aq"][:, meta["heads"]]  # (B, hs, T, T)
+    est = []
+    for bank in range(nb):
+        x = dth[bank] / kt - dev.offset_norm * meta["gains"][bank] * Aq_sel.sum(-1)[:, :, None, :]
+        full = np.full((B, h, kh, T), np.nan)
+        full[np.ix_(range(B), meta["heads"], meta["coords"])] = x
+        est.append(full.transpose(0, 3, 1, 2).reshape(B, T, k))
+    return est
+
+
+def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | None = None, seed: int = 0,
+                      reference_bank: bool = True, noise: bool | None = None,
+                      steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None,
+                      heads=None) -> KuramotoChipOutput:
+    """One Kuramoto layer's coupling step on a ``ring-circuit`` chip (same inputs and outputs as
+    :func:`mapping.kuramoto_chip.kuramoto_chip_step`).
+
+    Parameters
+    ----------
+    chip : Chip
+    layer : int
+    theta : (B, T, k) input phases [rad]; A : (B, h, T, T) causal softmax weights; v : (B, T, k) value gate.
+    readout : PhaseReadout or None
+        Detector noise and ADC applied to the circuit-read phase (None: ideal detector).
+    seed : int
+        Noise seed.
+    reference_bank : bool
+        Also run the unit-gain bank (â).
+    noise : bool, optional
+        Thermal node noise (default: the chip config's ``noise``).
+    steps_per_period : int
+    coordinates, heads : sequences of int, optional
+        Run only these coordinates / heads (others are returned as NaN); for comparisons.
+
+    Returns
+    -------
+    KuramotoChipOutput
+        ``va`` (B, T, k), ``a`` (B, T, k) or None; ``traj`` None.
+    """
+    head, meta = layer_head(chip, layer, theta, A, v, reference_bank=reference_bank, noise=noise,
+                            steps_per_period=steps_per_period, coordinates=coordinates, heads=heads)
+    out = simulate_heads(head, settle_cycles=chip.config.settle_cycles, seed=seed)
+    psi = out["psi"]
+    if readout is not None:
+        rng = np.random.default_rng([int(seed), 0x5EAD])
+        psi = readout.measure(psi, rng if readout.noise_rad > 0 else None)
+    est = periphery(chip, head, meta, psi)
+    return KuramotoChipOutput(va=est[0], a=est[1] if reference_bank else None, ts=None, traj=None,
+                              backend=f"circuit ({head.device.ring.n_stages}-stage rings, oscsim.engine CustomODE, "
+                                      f"T/{steps_per_period})")
+
+
+def circuit_step_for(chip, layer: int):
+    """A drop-in for :func:`mapping.kuramoto_chip.kuramoto_chip_step` that runs layer ``layer`` of a
+    ``ring-circuit`` chip at circuit level (the hook of :mod:`mapping.inference`).
+
+    The phase-model arguments (``harmonics``, ``sigma``, ``freq_residual``, ``coupler_gain``, ``n_steps``,
+    ``backend``) are not used: the circuit takes its coupling function, thermal noise, mismatch (the same
+    residual and coupler draw) and step from the chip itself. The arguments both models share must agree with
+    the chip, else ValueError.
+    """
+    cfg = chip.config
+    lm = chip.layers[layer]
+
+    def step(theta, A, v, *, n_heads, kappa, settle_cycles, coupling_q, gain_q, readout=None, seed=0,
+             reference_bank=True, row_scaled=False, save_every=None, **_phase_model_only):
+        for name, got, want in (("n_heads", n_heads, lm.n_heads), ("kappa", kappa, cfg.kappa),
+                                ("settle_cycles", settle_cycles, cfg.settle_cycles),
+                                ("row_scaled", row_scaled, cfg.coupling.row_scaled),
+                                ("coupling_q", coupling_q, lm.coupling_quantiser), ("gain_q", gain_q, lm.gain_quantiser)):
+            if got != want:
+                raise ValueError(f"circuit chip step: {name} = {got!r} differs from the chip's {want!r}")
+        if save_every is not None:
+            raise ValueError("circuit chip step: trajectories (save_every) are not kept for whole layers; use "
+                             "mapping.compare (oscsim compare --levels circuit) for one head")
+        return circuit_chip_step(chip, layer, theta, A, v, readout=readout, seed=seed, reference_bank=reference_bank)
+
+    return step
