@@ -406,12 +406,7 @@ def _injection_from_realism(chip: Chip):
     inj = getattr(chip.config, "injection", None)
     if inj is None:
         return None, None, ""
-    import importlib
-
-    try:  # mapping.injection (device realism) is optional: the stated Adler model stands in without it
-        injection_energy_j = importlib.import_module(".injection", __package__).injection_energy_j
-    except (ImportError, AttributeError):
-        return None, None, ""
+    from .injection import injection_energy_j
     cfg = chip.config
     ideal = getattr(inj, "mode", "injected") == "ideal"
     if ideal:
