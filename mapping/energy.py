@@ -414,7 +414,7 @@ def _injection_from_realism(chip: Chip):
     t = float(inj.cycles) / chip.device.f0_hz
     e = injection_energy_j(cfg, chip.device, 1.0)
     how = (f"charged as injected for {inj.cycles:g} cycles (the fidelity run idealises injection: mode 'ideal')"
-           if ideal else f"the chip's injection, {inj.cycles:g} cycles")
+           if ideal else f"the chip's injection, configured t_inj = {inj.cycles:g} cycles")
     return t, float(e["drivers_j"]) / t, f"mapping.injection, {how}: {e['source']}"
 
 
