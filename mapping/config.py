@@ -407,7 +407,10 @@ def config_from_dict(data: dict) -> ChipConfig:
             sub = top[key]
             if not isinstance(sub, dict):
                 raise ValueError(f"[{key}] must be a table, got {sub!r}")
-            top[key] = _build(cls, dict(sub), f"[{key}]")
+            sub = dict(sub)
+            if isinstance(sub.get("spread"), str) and key == "coupling" and sub["spread"].lower() == "none":
+                sub["spread"] = None  # TOML has no null
+            top[key] = _build(cls, sub, f"[{key}]")
     for key in ("f0_hz", "trim_bits"):
         if isinstance(top.get(key), str) and top[key].lower() == "none":
             top[key] = None

@@ -66,7 +66,7 @@ def kuramoto_chip_extras(chip: Chip, lm=None, sequence_ids=None, T: int | None =
     if amplitude and isinstance(reg, dict) and reg.get("model") == "amplitude":
         from .stno_chip import STNOAmplitudeModel
 
-        out["amplitude"] = STNOAmplitudeModel.from_preset(chip.device.f0_hz, noise=chip.config.noise,
+        out["amplitude"] = STNOAmplitudeModel.from_params(chip.device, noise=chip.config.noise,
                                                           temperature_k=chip.config.temperature_k)
     if lm is not None and chip.config.injection.mode == "injected":
         from .injection import layer_initial_errors
