@@ -888,6 +888,11 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
                                       f"T/{steps_per_period})")
 
 
+_PHASE_MODEL_ONLY = frozenset({"n_steps", "harmonics", "freq_residual", "coupler_gain", "sigma", "backend"})
+"""Arguments of the phase-model step the circuit replaces by its own (coupling function, residuals and spread
+from the chip, thermal node noise, its own step)."""
+
+
 def circuit_step_for(chip, layer: int):
     """A drop-in for :func:`mapping.kuramoto_chip.kuramoto_chip_step` that runs layer ``layer`` of a
     ``ring-circuit`` chip at circuit level (the hook of :mod:`mapping.inference`).
@@ -912,6 +917,9 @@ def circuit_step_for(chip, layer: int):
         if save_every is not None:
             raise ValueError("circuit chip step: trajectories (save_every) are not kept for whole layers; use "
                              "mapping.compare (oscsim compare --levels circuit) for one head")
+        unknown = sorted(set(_phase_model_only) - _PHASE_MODEL_ONLY)
+        if unknown:
+            raise ValueError(f"circuit chip step: argument(s) {unknown} are not modelled at circuit level")
         if amplitude is not None:
             raise ValueError("circuit chip step: a complex-amplitude (spin-torque) model cannot run on ring circuits")
         return circuit_chip_step(chip, layer, theta, A, v, readout=readout, seed=seed, reference_bank=reference_bank,
