@@ -63,7 +63,7 @@ def reference(reference_dir):
 def cluster():
     distributed = pytest.importorskip("distributed")
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=40) as c:
         yield c
 
