@@ -78,6 +78,7 @@ transient), leaving two or three rising node-0 crossings per ring, through which
 window (``readout.averaging_cycles``) enters through :class:`mapping.readout.PhaseReadout` as for the
 macromodel."""
 _READ_SKIP_CYCLES = 0.25  # crossings this soon after the couplers switch off are not used (coupler transient)
+_READ_CHUNK_RINGS = 16384  # rings per readout engine call (≈ 160 MB of saved waveforms at T/100)
 _MAX_GROUP_FLOATS = 4_000_000  # parameters per engine call (32 MB): chunking bound, not a model number
 
 
@@ -650,18 +651,27 @@ def _run_readout(head: CircuitHead, settle_cycles: float, seed: int, offset: flo
         ts0, ys0 = _integrate(head.params, head.y0, head.sigma, settle_s, dt, seed, head.stochastic, save_every=1)
         y1 = ys0[-1]
         waves["t"], waves["v0"] = ts0, ys0[:, :, 0::n]
-    # couplers off: every ring free-runs alone through the readout window (one engine group per ring)
+    # couplers off: every ring free-runs alone through the readout window (one engine group per ring), in
+    # chunks of rings so that the saved waveforms stay small (the engine saves every node)
     p1 = _uncoupled_params(head.params)
-    ts, ys = _integrate(p1, y1.reshape(G * T, n), head.sigma.reshape(G * T, n), READ_CYCLES * per_ref, dt,
-                        seed + 7, head.stochastic, save_every=1)
-    # the readout run's clock starts at τ_s
-    psi, slope = _read_phases(2 * math.pi / per_ref, 0.5 * dev.ring.vdd_v, settle_s + ts, ys[:, :, 0],
-                              settle_s + _READ_SKIP_CYCLES * per_ref, settle_s, return_slope=True)
+    yr, sr = y1.reshape(G * T, n), head.sigma.reshape(G * T, n)
+    psi, slope = np.empty(G * T), np.empty(G * T)
+    chunk = _READ_CHUNK_RINGS
+    for c, r0 in enumerate(range(0, G * T, chunk)):
+        sl = slice(r0, min(G * T, r0 + chunk))
+        ts, ys = _integrate(p1[sl], yr[sl], sr[sl], READ_CYCLES * per_ref, dt, seed + 7 + 7919 * c,
+                            head.stochastic, save_every=1)
+        # the readout run's clock starts at τ_s
+        psi[sl], slope[sl] = _read_phases(2 * math.pi / per_ref, 0.5 * dev.ring.vdd_v, settle_s + ts, ys[:, :, 0],
+                                          settle_s + _READ_SKIP_CYCLES * per_ref, settle_s, return_slope=True)
+        if waves is not None and "v0" in waves:
+            waves.setdefault("read_v0", []).append(ys[1:, :, 0])
+            waves["read_t"] = ts
     if waves is not None:
         waves["slope_rad_per_cycle"] = (slope * per_ref).reshape(G, T)
     if waves is not None and "v0" in waves:
-        waves["t"] = np.concatenate([waves["t"], settle_s + ts[1:]])
-        waves["v0"] = np.concatenate([waves["v0"], ys[1:, :, 0].reshape(-1, G, T)])
+        waves["t"] = np.concatenate([waves["t"], settle_s + waves["read_t"][1:]])
+        waves["v0"] = np.concatenate([waves["v0"], np.concatenate(waves.pop("read_v0"), axis=1).reshape(-1, G, T)])
         waves["omega"] = 2 * math.pi / per_ref
         waves["offset"] = offset
     return wrap(psi - offset).reshape(G, T)
