@@ -29,6 +29,7 @@ def main(argv=None) -> int:
     p.add_argument("--config", default="examples/chip.toml")
     p.add_argument("--out", required=True)
     p.add_argument("--plot", default=None)
+    p.add_argument("--resume", action="store_true", help="keep the (model, scale) results already in --out")
     args = p.parse_args(argv)
     from mapping.cli import _validation_tokens
     from mapping.compiler import compile as compile_chip
@@ -36,15 +37,21 @@ def main(argv=None) -> int:
     from mapping.inference import run
 
     base = load_config(args.config)
-    out = {"config": args.config, "tokens": args.tokens, "seeds": args.seeds, "results": {}}
+    out = {"config": args.config, "tokens": args.tokens, "results": {}}
+    if args.resume and Path(args.out).is_file():
+        out = json.loads(Path(args.out).read_text())
     for name in args.models:
-        out["results"][name] = {}
+        out["results"].setdefault(name, {})
         for s in args.scales:
+            prev = out["results"][name].get(f"{s:g}")
+            if prev is not None and len(prev["bpc_chip"]) >= len(args.seeds):
+                continue
             cfg = dataclasses.replace(base, readout=dataclasses.replace(base.readout, noise_rad=base.readout.noise_rad * s))
             chip = compile_chip(name, cfg)
             x, y = _validation_tokens(chip.model_info["config"], args.tokens)
-            vals, cf = [], None
-            for seed in args.seeds:
+            vals = list(prev["bpc_chip"]) if prev else []
+            cf = prev["bpc_closed_form"] if prev else None
+            for seed in args.seeds[len(vals):]:
                 t0 = time.time()
                 res = run(chip, x, seed=seed, progress=False, closed_form=cf is None)
                 b = res.bpc(y)
@@ -52,7 +59,7 @@ def main(argv=None) -> int:
                 vals.append(b["bpc_chip"])
                 print(f"{name} x{s:g} seed {seed}: chip {b['bpc_chip']:.4f} closed form {cf:.4f} "
                       f"({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
-            out["results"][name][f"{s:g}"] = {"bpc_closed_form": cf, "bpc_chip": vals,
+            out["results"][name][f"{s:g}"] = {"bpc_closed_form": cf, "bpc_chip": vals, "seeds": args.seeds[:len(vals)],
                                               "mean": float(np.mean(vals)), "min": float(min(vals)),
                                               "max": float(max(vals))}
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -77,6 +77,13 @@ def _arr_from_json(d: Any, where: str, shape: tuple, integer: bool = False) -> n
     return a
 
 
+def _quantiser(d: Any, where: str) -> Quantiser:
+    with _named(where):
+        if isinstance(d, dict) and not (isinstance(d.get("range"), (int, float)) and not isinstance(d.get("range"), bool)):
+            raise ValueError(f"range must be a number, got {d.get('range')!r}")
+        return Quantiser.from_dict(d)
+
+
 @dataclass
 class LayerMap:
     """One attention layer on the chip.
@@ -182,6 +189,9 @@ class LayerMap:
             if isinstance(d[key], bool) or not isinstance(d[key], int) or d[key] < (0 if key == "index" else 1):
                 raise ValueError(f"{w}.{key} must be a positive integer, got {d[key]!r}")
         h, F, T, nb = d["n_heads"], d["head_dim"], d["max_tokens"], d["banks"]
+        for key in ("oscillator_shape",):
+            if not isinstance(d[key], list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in d[key]):
+                raise ValueError(f"{w}.{key} must be a list of integers, got {d[key]!r}")
         expected = {"kuramoto": (nb, h, F, T), "ssa-pairwise": (h, T, T, 2), "ssa1d-collective": (h, T)}[d["kind"]]
         if tuple(d["oscillator_shape"]) != expected:
             raise ValueError(f"{w}.oscillator_shape {d['oscillator_shape']} is inconsistent with kind {d['kind']!r}, "
@@ -192,6 +202,14 @@ class LayerMap:
         cs = d["coupler_spread"]
         if not isinstance(cs, dict) or set(cs) != {"shape", "rel_std", "seed", "sha256"}:
             raise ValueError(f"{w}.coupler_spread must have keys shape, rel_std, seed, sha256")
+        for key in ("shape", "seed"):
+            if not isinstance(cs[key], list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
+                                                        for x in cs[key]):
+                raise ValueError(f"{w}.coupler_spread.{key} must be a list of non-negative integers, got {cs[key]!r}")
+        if not isinstance(cs["sha256"], str):
+            raise ValueError(f"{w}.coupler_spread.sha256 must be a string, got {cs['sha256']!r}")
+        if not isinstance(d["resources"], dict):
+            raise ValueError(f"{w}.resources must be an object, got {d['resources']!r}")
         exp_c = {"kuramoto": (nb, h, F, T, T), "ssa-pairwise": (h, T, T), "ssa1d-collective": (h, T, T)}[d["kind"]]
         if tuple(cs["shape"]) != exp_c:
             raise ValueError(f"{w}.coupler_spread.shape {cs['shape']} does not match the layer: expected {list(exp_c)}")
@@ -200,8 +218,9 @@ class LayerMap:
         lm = cls(
             index=d["index"], kind=d["kind"], n_heads=h, head_dim=F, max_tokens=T, banks=nb,
             oscillator_shape=expected, lam=float(lam),
-            coupling_quantiser=Quantiser.from_dict(d["coupling_quantiser"]),
-            gain_quantiser=None if d["gain_quantiser"] is None else Quantiser.from_dict(d["gain_quantiser"]),
+            coupling_quantiser=_quantiser(d["coupling_quantiser"], f"{w}.coupling_quantiser"),
+            gain_quantiser=None if d["gain_quantiser"] is None else _quantiser(d["gain_quantiser"],
+                                                                               f"{w}.gain_quantiser"),
             freq_trim_code=_arr_from_json(d["freq_trim_code"], f"{w}.freq_trim_code", expected, integer=True),
             freq_residual_rel=_arr_from_json(d["freq_residual_rel"], f"{w}.freq_residual_rel", expected),
             coupler_shape=exp_c, coupler_spread_rel=float(cs["rel_std"]), coupler_seed=list(cs["seed"]),
@@ -294,11 +313,35 @@ class Chip:
             s += (f"\ntrimmed at {pvt['calibration_temperature_k']:g} K, run at {self.config.temperature_k:g} K: "
                   f"common-mode drift {pvt['drift_rel']:+.3g} of f0 = {pvt['drift_rel'] / kap:+.3g} x the coupling "
                   f"kappa (fixed reference clock)")
+        v = self.macromodel_validity(warn=True, stacklevel=3)
+        if v is not None:
+            s += "\n" + v["message"]
         return s
 
+    def macromodel_validity(self, *, warn: bool = True, stacklevel: int = 2) -> dict | None:
+        """Is this ring chip's operating point inside the measured validity map of the phase macromodel?
 
-def _reject_constants(s):
-    raise ValueError(f"the chip JSON holds the non-finite number {s}")
+        Operating point: κ/f₀ = coupling.fraction × the largest |receive gain| (``coupling.gain_range``; a
+        softmax row sums to 1) and fan-in = T − 1 (the last row's inputs, T = max tokens) for Kuramoto chips, checked against the increment
+        map; κ/f₀ = coupling.fraction and fan-in 1 for SSA chips, against the two-ring locking map. Warns
+        :class:`hw_models.validity.MacromodelValidityWarning` when outside. None for non-ring devices; a
+        ``ring-circuit`` chip integrates node voltages and reports that the map does not apply.
+        """
+        if not self.device.is_ring:
+            return None
+        if self.config.device == "ring-circuit":  # the layer integrates node voltages (mapping.circuit_chip)
+            return {"inside": None, "metric": None, "message": "circuit-level chip: node voltages are integrated, "
+                    "the macromodel's validity map does not apply"}
+        from hw_models.validity import check_operating_point
+
+        cfg = self.config
+        if self.kind == "kuramoto":
+            # the last token's row has T − 1 inputs (no self-coupler)
+            k, fan, metric = (cfg.coupling.fraction * cfg.coupling.gain_range, max(self.layers[0].max_tokens - 1, 1),
+                              "increment")
+        else:
+            k, fan, metric = cfg.coupling.fraction, 1, "locking"
+        return check_operating_point(k, fan, metric, warn=warn, stacklevel=stacklevel + 1)
 
 
 def load_chip(path: str | Path, model=None) -> Chip:
@@ -320,15 +363,47 @@ def load_chip(path: str | Path, model=None) -> Chip:
     if not path.is_file():
         raise FileNotFoundError(f"chip file {path} does not exist")
     try:
-        d = json.loads(path.read_text(), parse_constant=_reject_constants)
+        d = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise ValueError(f"chip file {path} is not valid JSON: {exc}") from None
-    except ValueError as exc:
-        raise ValueError(f"chip file {path}: {exc}") from None
+    except (UnicodeDecodeError, RecursionError) as exc:
+        raise ValueError(f"chip file {path} is not a JSON text: {type(exc).__name__}") from None
+    bad = _non_finite(d)
+    if bad is not None:
+        raise ValueError(f"chip file {path}: field {bad[0]} holds the non-finite number {bad[1]}")
     try:
         return chip_from_json(d, model=model)
     except (ValueError, TypeError, KeyError) as exc:
         raise ValueError(f"chip file {path}: {exc}") from None
+
+
+def _non_finite(tree, where=""):
+    """(path, value) of the first NaN or infinity in a parsed JSON tree, or None."""
+    if isinstance(tree, float) and not math.isfinite(tree):
+        return (where.lstrip(".") or "(top level)", tree)
+    items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, list) else ()
+    for k, v in items:
+        r = _non_finite(v, f"{where}[{k}]" if isinstance(tree, list) else f"{where}.{k}")
+        if r:
+            return r
+    return None
+
+
+class _named:
+    """Re-raise a TypeError/ValueError/KeyError/... inside the block as a ValueError naming the field."""
+
+    def __init__(self, where: str):
+        self.where = where
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        if exc is None or not isinstance(exc, (TypeError, ValueError, KeyError, AttributeError, IndexError,
+                                                OverflowError)):
+            return False
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith(self.where) else f"{self.where}: {msg}") from None
 
 
 def chip_from_json(d: dict, model=None) -> Chip:
@@ -345,13 +420,18 @@ def chip_from_json(d: dict, model=None) -> Chip:
         raise ValueError(f"missing keys {missing}, unknown keys {unknown}")
     if d["kind"] not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {d['kind']!r}")
-    config = config_from_dict(d["config"])
-    device = chip_device_from_dict(d["device"])
+    with _named("config"):
+        config = config_from_dict(d["config"])
+    with _named("device"):
+        device = chip_device_from_dict(d["device"])
     if device.level != config.device:
         raise ValueError(f"device.level {device.level!r} differs from config.device {config.device!r}")
     if not isinstance(d["layers"], list) or not d["layers"]:
         raise ValueError("layers must be a non-empty list")
-    layers = [LayerMap.from_json(x, i) for i, x in enumerate(d["layers"])]
+    layers = []
+    for i, x in enumerate(d["layers"]):
+        with _named(f"layers[{i}]"):
+            layers.append(LayerMap.from_json(x, i))
     for i, lm in enumerate(layers):
         if lm.index != i:
             raise ValueError(f"layers[{i}].index is {lm.index}, expected {i}")
@@ -360,12 +440,17 @@ def chip_from_json(d: dict, model=None) -> Chip:
     info = d["model"]
     if not isinstance(info, dict) or not {"name", "checkpoint", "config", "fingerprint"} <= set(info):
         raise ValueError("model must hold name, checkpoint, config and fingerprint")
+    if not (isinstance(info["name"], str) and isinstance(info["fingerprint"], str) and isinstance(info["config"], dict)
+            and (info["checkpoint"] is None or isinstance(info["checkpoint"], str))):
+        raise ValueError("model.name and model.fingerprint must be strings, model.config an object and "
+                         "model.checkpoint a string or null")
     for k in ("kappa_tau", "f0_hz", "kappa_rad_per_cycle", "settle_cycles", "sigma_rad_per_sqrt_cycle"):
         v = d["timebase"].get(k) if isinstance(d["timebase"], dict) else None
         if not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ValueError(f"timebase.{k} must be a finite number, got {v!r}")
     rule = d["coupling_rule"]
-    h = np.asarray(rule.get("harmonics") if isinstance(rule, dict) else None, dtype=float)
+    with _named("coupling_rule.harmonics"):
+        h = np.asarray(rule.get("harmonics") if isinstance(rule, dict) else None, dtype=float)
     if h.ndim != 2 or h.shape[1] != 2 or not np.all(np.isfinite(h)) or h[0, 0] != 1.0:
         raise ValueError("coupling_rule.harmonics must be an (M, 2) finite array with a_1 = 1")
     from .devices import coupling_rule
@@ -376,8 +461,64 @@ def chip_from_json(d: dict, model=None) -> Chip:
                          "(edited file, or a different device model version)")
     chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
                 layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule)
-    attach_model(chip, model)
+    if not isinstance(d["static_digital"], list) or not all(
+            isinstance(s, dict) and set(s) == {"name", "shape"} for s in d["static_digital"]):
+        raise ValueError("static_digital must be a list of {name, shape} objects")
+    if not isinstance(d["resources"], dict):
+        raise ValueError("resources must be an object")
+    with _named("model"):
+        attach_model(chip, model)
+    _check_regenerates(chip, d)
     return chip
+
+
+def _first_difference(a, b, where: str = "") -> str | None:
+    """Path of the first place where two JSON trees differ (floats to 1e-9 relative), or None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a or k not in b:
+                return f"{where}.{k}".lstrip(".")
+            r = _first_difference(a[k], b[k], f"{where}.{k}")
+            if r:
+                return r
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return where.lstrip(".") or "(top level)"
+        for i, (x, y) in enumerate(zip(a, b)):
+            r = _first_difference(x, y, f"{where}[{i}]")
+            if r:
+                return r
+        return None
+    if isinstance(a, bool) or isinstance(b, bool) or not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
+        return None if a == b else (where.lstrip(".") or "(top level)")
+    # relative only: device numbers are as small as 1e-15 (farads), so an absolute tolerance would hide edits
+    return None if math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-300) else (where.lstrip(".") or "(top level)")
+
+
+def _check_regenerates(chip: "Chip", d: dict) -> None:
+    """A chip file is a compiled artifact: compiling its model with its config must give the same file. An edit
+    (a device number, a timebase entry, a resource count, a trim code) is refused naming the field, so that the
+    numbers a run prints always come from the models that produced them."""
+    from .compiler import compile as compile_chip
+
+    ref = json.loads(json.dumps(compile_chip(chip.model, chip.config, checkpoint=chip.model_info.get("checkpoint"))
+                                .to_json(), allow_nan=False))
+    where = _first_difference(d, ref)
+    if where is not None:
+        def get(tree):
+            for part in where.replace("]", "").replace("[", ".").split("."):
+                if isinstance(tree, list) and part.isdigit() and int(part) < len(tree):
+                    tree = tree[int(part)]
+                elif isinstance(tree, dict) and part in tree:
+                    tree = tree[part]
+                else:
+                    return "(absent)"
+            return tree
+
+        got, want = repr(get(d))[:60], repr(get(ref))[:60]
+        raise ValueError(f"field {where} = {got} is not what the chip's config and model compile to ({want}); "
+                         f"the file was edited or written by another version: change the config and recompile")
 
 
 def save_chip(chip: Chip, path: str | Path) -> Path:

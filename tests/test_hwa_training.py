@@ -79,3 +79,16 @@ def test_train_cli_chip_option(tmp_path, capsys):
     assert main(["train", "--model", "transformer", "--chip", "default", "--steps", "1", "--out",
                  str(tmp_path / "x")]) == 2
     assert "--model must be kuramoto" in capsys.readouterr().err
+
+
+def test_bundled_hwa_checkpoint_records_its_recipe():
+    from oscsim.train import bundled_checkpoints
+
+    assert "kuramoto-tiny-hwa" in bundled_checkpoints()
+    model, meta = load_checkpoint("kuramoto-tiny-hwa")
+    assert meta["init"] == "kuramoto-tiny" and meta["transform"]["mode"] == "fresh"
+    assert meta["transform"]["readout_noise_scale"] == 1.0
+    assert "--chip examples/chip.toml" in meta["command"] and "--init kuramoto-tiny" in meta["command"]
+    base, _ = load_checkpoint("kuramoto-tiny")
+    assert model.config == base.config
+    assert abs(meta["metrics"]["val_bpc"] - 2.7716) < 1e-3  # closed-form cost +0.017 vs kuramoto-tiny's 2.755
