@@ -28,7 +28,7 @@ def _config(args):
 
 def _chip_and_model(args, cfg):
     """(chip, meta) from a checkpoint name/path or a chip JSON file."""
-    from .chip import load_chip
+    from .chip_io import load_chip
     from .compiler import compile as compile_chip, load_model
 
     src = args.checkpoint

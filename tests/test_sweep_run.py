@@ -63,7 +63,7 @@ def reference(reference_dir):
 def cluster():
     distributed = pytest.importorskip("distributed")
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=40) as c:
         yield c
 
@@ -235,7 +235,7 @@ def test_plots_pareto_front_and_where(reference_dir, reference, tmp_path):
 
     from mapping.sweep import pareto_front, plot_sweep
 
-    files = plot_sweep(reference_dir, tmp_path / "all")
+    files = plot_sweep(reference_dir, tmp_path / "all", metrics=["bpc_difference", "energy_chip_j_per_token"])
     names = {f.name for f in files}
     for stem in ("bpc_difference_vs_readout_noise_rad", "bpc_difference_vs_coupling_bits",
                  "energy_chip_j_per_token_vs_coupling_bits", "heatmap_bpc_difference_readout_noise_rad_coupling_bits",
@@ -249,7 +249,8 @@ def test_plots_pareto_front_and_where(reference_dir, reference, tmp_path):
     assert 1 <= front.sum() < len(d)
     # noise costs no energy, so at the cheapest couplers (4 bits) the noise-free design is the front's end
     assert front[list(d.index).index((0.0, 4))]
-    sub = plot_sweep(reference_dir, tmp_path / "b4", where={"coupling.bits": 4})
+    sub = plot_sweep(reference_dir, tmp_path / "b4", where={"coupling.bits": 4}, metrics=["bpc_difference"],
+                     formats=("png",))
     assert not any("coupling_bits" in f.name for f in sub)  # held fixed: no longer a plotted parameter
     with pytest.raises(ValueError, match="no finished point"):
         plot_sweep(reference_dir, tmp_path / "x", where={"coupling.bits": 5})
