@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Equal-budget training runs of issue 14 (ablations, learning-rate sweep, Kuramoto diagnostics), one at a time.
-# Budget per run: 150 steps x 16 sequences x 128 tokens = 307,200 tokens (tiny models, bundled Shakespeare
-# split, seed 0); final validation BPC on the first 400 windows (51,200 tokens) of the validation split.
+# Budget per run: STEPS (default 150) x 16 sequences x 128 tokens (150: 307,200 tokens; tiny models, bundled
+# Shakespeare split, seed 0); final validation BPC on the first FINAL (default 400) windows of the validation
+# split. The recorded run (BENCHMARKS.md) used STEPS=60 FINAL=200 NICE=0 (the shared machine's load left a
+# nice-10 process ~2 % of a core).
 # Usage: bash benchmarks/train_sweep.sh OUT_DIR [NAME ...]   (JSON lines appended to OUT_DIR/sweep.jsonl)
 set -u
 OUT=${1:?usage: train_sweep.sh OUT_DIR [NAME ...]}; shift
 mkdir -p "$OUT"
 OSCSIM=${OSCSIM:-.venv/bin/oscsim}
-COMMON="--size tiny --steps 150 --batch-size 16 --eval-every 150 --seed 0 --final-eval-windows 400 --threads 1 --json"
+STEPS=${STEPS:-150}; FINAL=${FINAL:-400}; NICE=${NICE:-10}
+COMMON="--size tiny --steps $STEPS --batch-size 16 --eval-every $STEPS --seed 0 --final-eval-windows $FINAL --threads 1 --json"
 declare -A RUNS=(
   [k-base]="--model kuramoto --lr 3e-3"
   [k-projection]="--model kuramoto --lr 3e-3 --set value=projection"
@@ -26,6 +29,6 @@ ORDER=(k-base k-projection k-noffn k-nogates t-base t-lr1e-2 k-lr1e-2 k-lr1e-3 t
 [ $# -gt 0 ] && ORDER=("$@")
 for name in "${ORDER[@]}"; do
   start=$(date +%s)
-  res=$(NUMBA_NUM_THREADS=1 nice -n 10 $OSCSIM train ${RUNS[$name]} $COMMON --out "$OUT/$name") || { echo "{\"name\": \"$name\", \"error\": true}" >> "$OUT/sweep.jsonl"; continue; }
+  res=$(NUMBA_NUM_THREADS=1 nice -n $NICE $OSCSIM train ${RUNS[$name]} $COMMON --out "$OUT/$name") || { echo "{\"name\": \"$name\", \"error\": true}" >> "$OUT/sweep.jsonl"; continue; }
   echo "{\"name\": \"$name\", \"args\": \"${RUNS[$name]}\", \"wall_s\": $(( $(date +%s) - start )), \"result\": $res}" >> "$OUT/sweep.jsonl"
 done

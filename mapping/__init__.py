@@ -10,7 +10,7 @@ Public API::
 
 from . import units
 from .chip import FORMAT, Chip, LayerMap, save_chip
-from .chip_file import load_chip
+from .chip_io import load_chip
 from .compare import compare_layer
 from .compiler import attach_model, compile, load_model, model_fingerprint
 from .area import chip_area

@@ -11,7 +11,8 @@ JSON layout (``format: "oscsim-chip/1"``)::
 
 Small draws (per-oscillator trim codes and residual frequency errors) are stored inline; the per-coupler
 spread (T² per coordinate) is stored as its seed and the SHA-256 of the regenerated array, checked on load.
-Loading validates everything and refuses inconsistent files with a message naming the field.
+Loading (`mapping.chip_io.load_chip`) validates everything and refuses inconsistent files with a message
+naming the field.
 """
 
 from __future__ import annotations
@@ -25,12 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from .config import ChipConfig, config_from_dict, config_to_dict
-from .devices import ChipDevice, chip_device_from_dict
-from .model_io import attach_model
+from .config import ChipConfig, config_to_dict
+from .devices import ChipDevice
 from .quantise import Quantiser
 
-__all__ = ["FORMAT", "Chip", "LayerMap", "load_chip", "save_chip", "coupler_spread_draw"]
+__all__ = ["FORMAT", "Chip", "LayerMap", "save_chip", "coupler_spread_draw"]
 
 FORMAT = "oscsim-chip/2"
 """Version 2: ``device`` is the hw_models device (level, kind, preset, params), per-oscillator ``diffusion_rel``
@@ -307,52 +307,47 @@ class Chip:
             from .stno_chip import regime_summary
 
             s += "\n" + regime_summary(self.timebase["stno"])
+        pvt = self.timebase.get("pvt")
+        if isinstance(pvt, dict) and pvt.get("drift_rel"):  # trimmed at T_cal, run at T (mapping.drift)
+            kap = self.timebase["kappa_rad_per_cycle"] / (2 * math.pi)
+            s += (f"\ntrimmed at {pvt['calibration_temperature_k']:g} K, run at {self.config.temperature_k:g} K: "
+                  f"common-mode drift {pvt['drift_rel']:+.3g} of f0 = {pvt['drift_rel'] / kap:+.3g} x the coupling "
+                  f"kappa (fixed reference clock)")
+        v = self.macromodel_validity(warn=True, stacklevel=3)
+        if v is not None:
+            s += "\n" + v["message"]
         return s
 
+    def macromodel_validity(self, *, warn: bool = True, stacklevel: int = 2) -> dict | None:
+        """Is this ring chip's operating point inside the measured validity map of the phase macromodel?
 
-def load_chip(path: str | Path, model=None) -> Chip:
-    """Load and validate a chip JSON file.
+        Operating point: κ/f₀ = coupling.fraction × the largest |receive gain| (``coupling.gain_range``; a
+        softmax row sums to 1) and fan-in = T − 1 (the last row's inputs, T = max tokens) for Kuramoto chips, checked against the increment
+        map; κ/f₀ = coupling.fraction and fan-in 1 for SSA chips, against the two-ring locking map. Warns
+        :class:`hw_models.validity.MacromodelValidityWarning` when outside. None for non-ring devices; a
+        ``ring-circuit`` chip integrates node voltages and reports that the map does not apply.
+        """
+        if not self.device.is_ring:
+            return None
+        if self.config.device == "ring-circuit":  # the layer integrates node voltages (mapping.circuit_chip)
+            return {"inside": None, "metric": None, "message": "circuit-level chip: node voltages are integrated, "
+                    "the macromodel's validity map does not apply"}
+        from hw_models.validity import check_operating_point
 
-    Parameters
-    ----------
-    path : path
-    model : torch.nn.Module, optional
-        The model whose static weights the chip uses; if None the checkpoint named in the file is loaded.
-        Its fingerprint must match the file's.
-
-    Raises
-    ------
-    FileNotFoundError, ValueError
-        Missing file, unknown format version, wrong shapes, NaN, or a model that does not match.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"chip file {path} does not exist")
-    try:
-        d = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"chip file {path} is not valid JSON: {exc}") from None
-    except (UnicodeDecodeError, RecursionError) as exc:
-        raise ValueError(f"chip file {path} is not a JSON text: {type(exc).__name__}") from None
-    bad = _non_finite(d)
-    if bad is not None:
-        raise ValueError(f"chip file {path}: field {bad[0]} holds the non-finite number {bad[1]}")
-    try:
-        return chip_from_json(d, model=model)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise ValueError(f"chip file {path}: {exc}") from None
-
-
-def _non_finite(tree, where=""):
-    """(path, value) of the first NaN or infinity in a parsed JSON tree, or None."""
-    if isinstance(tree, float) and not math.isfinite(tree):
-        return (where.lstrip(".") or "(top level)", tree)
-    items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, list) else ()
-    for k, v in items:
-        r = _non_finite(v, f"{where}[{k}]" if isinstance(tree, list) else f"{where}.{k}")
-        if r:
-            return r
-    return None
+        cfg = self.config
+        if cfg.device == "ring-circuit" and self.kind == "kuramoto":
+            # the layers are integrated at circuit level (mapping.circuit_chip): the macromodel's map does not apply
+            v = check_operating_point(cfg.coupling.fraction * cfg.coupling.gain_range, self.layers[0].max_tokens,
+                                      "increment", warn=False)
+            return {**v, "message": "ring-circuit chip: every Kuramoto layer is simulated at circuit level (node "
+                                    "voltages of every ring and coupler), not with the macromodel; " + v["message"]}
+        if self.kind == "kuramoto":
+            # the last token's row has T − 1 inputs (no self-coupler)
+            k, fan, metric = (cfg.coupling.fraction * cfg.coupling.gain_range, max(self.layers[0].max_tokens - 1, 1),
+                              "increment")
+        else:
+            k, fan, metric = cfg.coupling.fraction, 1, "locking"
+        return check_operating_point(k, fan, metric, warn=warn, stacklevel=stacklevel + 1)
 
 
 class _named:
@@ -370,95 +365,6 @@ class _named:
             return False
         msg = str(exc)
         raise ValueError(msg if msg.startswith(self.where) else f"{self.where}: {msg}") from None
-
-
-def chip_from_json(d: dict, model=None) -> Chip:
-    """Validate and build a :class:`Chip` from its JSON dict (see :func:`load_chip`)."""
-    if not isinstance(d, dict):
-        raise ValueError("the chip JSON must be an object")
-    fmt = d.get("format")
-    if fmt != FORMAT:
-        raise ValueError(f"unknown chip format {fmt!r}; this version of oscsim reads {FORMAT!r}")
-    need = {"format", "kind", "config", "device", "model", "timebase", "static_digital", "resources", "layers",
-            "coupling_rule"}
-    missing, unknown = sorted(need - set(d)), sorted(set(d) - need)
-    if missing or unknown:
-        raise ValueError(f"missing keys {missing}, unknown keys {unknown}")
-    if d["kind"] not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {d['kind']!r}")
-    with _named("config"):
-        config = config_from_dict(d["config"])
-    with _named("device"):
-        device = chip_device_from_dict(d["device"])
-    if device.level != config.device:
-        raise ValueError(f"device.level {device.level!r} differs from config.device {config.device!r}")
-    if not isinstance(d["layers"], list) or not d["layers"]:
-        raise ValueError("layers must be a non-empty list")
-    layers = []
-    for i, x in enumerate(d["layers"]):
-        with _named(f"layers[{i}]"):
-            layers.append(LayerMap.from_json(x, i))
-    for i, lm in enumerate(layers):
-        if lm.index != i:
-            raise ValueError(f"layers[{i}].index is {lm.index}, expected {i}")
-        if (d["kind"] == "kuramoto") != (lm.kind == "kuramoto"):
-            raise ValueError(f"layers[{i}].kind {lm.kind!r} does not fit a {d['kind']!r} chip")
-    info = d["model"]
-    if not isinstance(info, dict) or not {"name", "checkpoint", "config", "fingerprint"} <= set(info):
-        raise ValueError("model must hold name, checkpoint, config and fingerprint")
-    if not (isinstance(info["name"], str) and isinstance(info["fingerprint"], str) and isinstance(info["config"], dict)
-            and (info["checkpoint"] is None or isinstance(info["checkpoint"], str))):
-        raise ValueError("model.name and model.fingerprint must be strings, model.config an object and "
-                         "model.checkpoint a string or null")
-    for k in ("kappa_tau", "f0_hz", "kappa_rad_per_cycle", "settle_cycles", "sigma_rad_per_sqrt_cycle"):
-        v = d["timebase"].get(k) if isinstance(d["timebase"], dict) else None
-        if not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"timebase.{k} must be a finite number, got {v!r}")
-    rule = d["coupling_rule"]
-    with _named("coupling_rule.harmonics"):
-        h = np.asarray(rule.get("harmonics") if isinstance(rule, dict) else None, dtype=float)
-    if h.ndim != 2 or h.shape[1] != 2 or not np.all(np.isfinite(h)) or h[0, 0] != 1.0:
-        raise ValueError("coupling_rule.harmonics must be an (M, 2) finite array with a_1 = 1")
-    from .devices import coupling_rule
-
-    expect = np.asarray(coupling_rule(config, device, d["kind"])["harmonics"], dtype=float)
-    if h.shape != expect.shape or not np.allclose(h, expect, rtol=1e-6, atol=1e-9):
-        raise ValueError("coupling_rule.harmonics differ from those the chip's device and config give "
-                         "(edited file, or a different device model version)")
-    chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
-                layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule)
-    if not isinstance(d["static_digital"], list) or not all(
-            isinstance(s, dict) and set(s) == {"name", "shape"} for s in d["static_digital"]):
-        raise ValueError("static_digital must be a list of {name, shape} objects")
-    if not isinstance(d["resources"], dict):
-        raise ValueError("resources must be an object")
-    with _named("model"):
-        attach_model(chip, model)
-    return chip
-
-
-def _first_difference(a, b, where: str = "") -> str | None:
-    """Path of the first place where two JSON trees differ (floats to 1e-9 relative), or None."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in sorted(set(a) | set(b), key=str):
-            if k not in a or k not in b:
-                return f"{where}.{k}".lstrip(".")
-            r = _first_difference(a[k], b[k], f"{where}.{k}")
-            if r:
-                return r
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return where.lstrip(".") or "(top level)"
-        for i, (x, y) in enumerate(zip(a, b)):
-            r = _first_difference(x, y, f"{where}[{i}]")
-            if r:
-                return r
-        return None
-    if isinstance(a, bool) or isinstance(b, bool) or not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
-        return None if a == b else (where.lstrip(".") or "(top level)")
-    # relative only: device numbers are as small as 1e-15 (farads), so an absolute tolerance would hide edits
-    return None if math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-300) else (where.lstrip(".") or "(top level)")
 
 
 def save_chip(chip: Chip, path: str | Path) -> Path:

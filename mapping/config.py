@@ -30,9 +30,9 @@ __all__ = [
     "config_from_dict",
 ]
 
-#: Device presets a chip can be built from. ``ring-circuit`` uses the phase macromodel whose coupling
-#: harmonics are computed from the circuit-level ring (a full voltage-level simulation of a whole attention
-#: layer is out of reach); ``ideal`` is a pure Kuramoto phase oscillator.
+#: Device presets a chip can be built from. ``ring-circuit`` runs every Kuramoto layer as node-voltage SDEs of
+#: its rings and transconductance couplers (:mod:`mapping.circuit_chip`; SSA is refused on it);
+#: ``ring-macromodel`` the phase macromodel of the same rings; ``ideal`` is a pure Kuramoto phase oscillator.
 DEVICES = ("ideal", "ring-macromodel", "ring-circuit", "spin-torque")
 RESPONSES = ("cosine", "triangular")
 SSA_MODES = ("pairwise", "collective")

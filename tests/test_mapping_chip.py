@@ -200,3 +200,24 @@ def test_two_tap_phase_correction(model):
     assert c_two.resources["couplers"] == 2 * c_none.resources["couplers"]
     with pytest.raises(ValueError, match="ring device"):
         compile(model, two.replace(device="spin-torque"))
+
+
+def test_summary_says_whether_the_operating_point_is_inside_the_validity_map(model):
+    import dataclasses
+    import warnings
+
+    from hw_models.validity import MacromodelValidityWarning
+
+    base = ChipConfig(mismatch=False)
+    weak = base.replace(coupling=dataclasses.replace(base.coupling, fraction=0.0005))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MacromodelValidityWarning)
+        s = compile(model, weak).summary()
+    assert "macromodel valid" in s
+    strong = base.replace(coupling=dataclasses.replace(base.coupling, fraction=0.1))
+    with pytest.warns(MacromodelValidityWarning, match="outside its validity map"):
+        s = compile(model, strong).summary()
+    assert "outside its validity map" in s and "kappa/f0 = 0.4" in s
+    assert compile(model, base.replace(device="ideal")).macromodel_validity() is None
+    circ = compile(model, strong.replace(device="ring-circuit")).macromodel_validity()
+    assert circ["inside"] is None and "does not apply" in circ["message"]
