@@ -335,12 +335,6 @@ class Chip:
         from hw_models.validity import check_operating_point
 
         cfg = self.config
-        if cfg.device == "ring-circuit" and self.kind == "kuramoto":
-            # the layers are integrated at circuit level (mapping.circuit_chip): the macromodel's map does not apply
-            v = check_operating_point(cfg.coupling.fraction * cfg.coupling.gain_range, self.layers[0].max_tokens,
-                                      "increment", warn=False)
-            return {**v, "message": "ring-circuit chip: every Kuramoto layer is simulated at circuit level (node "
-                                    "voltages of every ring and coupler), not with the macromodel; " + v["message"]}
         if self.kind == "kuramoto":
             # the last token's row has T − 1 inputs (no self-coupler)
             k, fan, metric = (cfg.coupling.fraction * cfg.coupling.gain_range, max(self.layers[0].max_tokens - 1, 1),

@@ -61,7 +61,7 @@ from hw_models.mosfet import ids_nmos
 
 from .kuramoto_chip import KuramotoChipOutput
 from .readout import PhaseReadout, free_running_samples, wrap
-from .seeds import PURPOSE, sequence_rng
+from .seeds import PURPOSE, sequence_rng, stream_seeds
 
 __all__ = ["CircuitDevice", "circuit_device", "network_rhs", "network_rhs_np", "CircuitHead", "build_head",
            "simulate_heads", "circuit_chip_step", "check_circuit_supported", "DEFAULT_STEPS_PER_PERIOD"]
@@ -564,6 +564,7 @@ def _integrate(params, y0, sigma, t1, dt, seed, stochastic, save_every=None):
     """Engine call over chunks of groups: returns the final states (G, D), or (ts, ys (S, G, D)) when saving.
 
     ``stochastic``: stochastic Heun (also when ``sigma`` is zero, for the reference calibration), else RK4.
+    ``seed``: an int, or one stream seed per group (G,) (noise independent of the batch composition).
     """
     from oscsim.engine import RK4, CustomODE, SaveEvery, StochasticHeun, simulate
 
@@ -573,13 +574,14 @@ def _integrate(params, y0, sigma, t1, dt, seed, stochastic, save_every=None):
     noisy = bool(stochastic)
     chunk = max(1, _MAX_GROUP_FLOATS // params.shape[1])
     finals, series, ts = [], [], None
+    per_group = np.ndim(seed) > 0
     for c, g0 in enumerate(range(0, G, chunk)):
         sl = slice(g0, g0 + chunk)
         model = CustomODE(network_rhs, params[sl], D, sigma=sigma[sl] if noisy else 0.0)
         solver = StochasticHeun() if noisy else RK4()
         save = SaveEvery(save_every if save_every else n_steps)
-        sol = simulate(model, solver, 0.0, n_steps * dt, dt, y0[sl], save=save,
-                       seed=(int(seed) + 104729 * c) if noisy else None)
+        s_c = np.asarray(seed, dtype=np.uint64)[sl] if per_group else int(seed) + 104729 * c
+        sol = simulate(model, solver, 0.0, n_steps * dt, dt, y0[sl], save=save, seed=s_c if noisy else None)
         ys = np.asarray(sol.ys)
         if save_every:
             series.append(ys)
@@ -659,8 +661,11 @@ def _run_readout(head: CircuitHead, settle_cycles: float, seed: int, offset: flo
     chunk = _READ_CHUNK_RINGS
     for c, r0 in enumerate(range(0, G * T, chunk)):
         sl = slice(r0, min(G * T, r0 + chunk))
-        ts, ys = _integrate(p1[sl], yr[sl], sr[sl], READ_CYCLES * per_ref, dt, seed + 7 + 7919 * c,
-                            head.stochastic, save_every=1)
+        if np.ndim(seed):  # each ring's readout stream keyed on its network's stream and its index
+            rs = stream_seeds(0, np.asarray(seed, dtype=np.uint64)[:, None], np.arange(T)[None, :]).reshape(-1)[sl]
+        else:
+            rs = int(seed) + 7 + 7919 * c
+        ts, ys = _integrate(p1[sl], yr[sl], sr[sl], READ_CYCLES * per_ref, dt, rs, head.stochastic, save_every=1)
         # the readout run's clock starts at τ_s
         psi[sl], slope[sl] = _read_phases(2 * math.pi / per_ref, 0.5 * dev.ring.vdd_v, settle_s + ts, ys[:, :, 0],
                                           settle_s + _READ_SKIP_CYCLES * per_ref, settle_s, return_slope=True)
@@ -677,8 +682,10 @@ def _run_readout(head: CircuitHead, settle_cycles: float, seed: int, offset: flo
     return wrap(psi - offset).reshape(G, T)
 
 
-def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed: int = 0, return_waveforms: bool = False) -> dict:
+def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed=0, return_waveforms: bool = False) -> dict:
     """Integrate the networks for τ_s (couplers on), then read every ring's phase (couplers off).
+
+    ``seed``: an int, or one stream seed per network (G,) (uint64, :func:`mapping.seeds.stream_seeds`).
 
     Returns a dict: ``psi`` (G, T) read phase in the reference frame [rad], ``dtheta`` (G, T) =
     wrap(ψ̂ − θ₀) [rad], ``reference_offset_rad`` and ``reference_spread_rad`` (the phase calibration of the
@@ -846,8 +853,9 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
     initial_phase_error : (banks, B, h, k_h, T), optional
         Phase error left by injection (:mod:`mapping.injection`): rings start at θ + error.
     sequence_ids : (B,) int, optional
-        Keys the detector noise per sequence (as the macromodel). The circuit's thermal noise is drawn per
-        engine call (seed ``seed``, groups in batch order), so it depends on the batch a sequence is in.
+        Index of each sequence in the whole run: the thermal noise of network (sequence, bank, head,
+        coordinate) and the detector noise of (sequence, bank) are keyed on it (as the macromodel's), so a
+        sequence gets the same numbers whatever batch it is simulated in.
 
     Returns
     -------
@@ -864,13 +872,19 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
                                 steps_per_period=steps_per_period, coordinates=coordinates, heads=heads,
                                 theta_offset=err.reshape(intended.shape))
         head.theta0 = intended
-    out = simulate_heads(head, settle_cycles=chip.config.settle_cycles, seed=seed)
+    nb, B, hs, cs, T = meta["shape"]
+    seq = np.arange(B) if sequence_ids is None else np.asarray(sequence_ids)
+    if seq.shape != (B,) or not np.issubdtype(seq.dtype, np.integer) or (B and seq.min() < 0):
+        raise ValueError(f"sequence_ids must be {B} non-negative integers, got {sequence_ids!r}")
+    # one noise stream per network keyed on (sequence, bank, head, coordinate), as the macromodel's
+    gseed = stream_seeds(seed, PURPOSE["kuramoto"], seq[None, :, None, None], np.arange(nb)[:, None, None, None],
+                         np.asarray(meta["heads"])[None, None, :, None],
+                         np.asarray(meta["coords"])[None, None, None, :]).reshape(-1)
+    out = simulate_heads(head, settle_cycles=chip.config.settle_cycles, seed=gseed)
     psi = out["psi"]
     if readout is not None:
         # the detector averages the ring's own free-running phase over its window: the line measured after τ_s
         # (start phase and residual frequency), with the chip's phase diffusion added between samples
-        nb, B = meta["shape"][:2]
-        seq = np.arange(B) if sequence_ids is None else np.asarray(sequence_ids)
         sig = chip.timebase["sigma_rad_per_sqrt_cycle"] if head.stochastic else 0.0
         times = readout.sample_times()
         pb = psi.reshape(nb, B, -1)
@@ -886,6 +900,11 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
     return KuramotoChipOutput(va=est[0], a=est[1] if reference_bank else None, ts=None, traj=None,
                               backend=f"circuit ({head.device.ring.n_stages}-stage rings, oscsim.engine CustomODE, "
                                       f"T/{steps_per_period})")
+
+
+_PHASE_MODEL_ONLY = frozenset({"n_steps", "harmonics", "freq_residual", "coupler_gain", "sigma", "backend"})
+"""Arguments of the phase-model step the circuit replaces by its own (coupling function, residuals and spread
+from the chip, thermal node noise, its own step)."""
 
 
 def circuit_step_for(chip, layer: int):
@@ -912,6 +931,9 @@ def circuit_step_for(chip, layer: int):
         if save_every is not None:
             raise ValueError("circuit chip step: trajectories (save_every) are not kept for whole layers; use "
                              "mapping.compare (oscsim compare --levels circuit) for one head")
+        unknown = sorted(set(_phase_model_only) - _PHASE_MODEL_ONLY)
+        if unknown:
+            raise ValueError(f"circuit chip step: argument(s) {unknown} are not modelled at circuit level")
         if amplitude is not None:
             raise ValueError("circuit chip step: a complex-amplitude (spin-torque) model cannot run on ring circuits")
         return circuit_chip_step(chip, layer, theta, A, v, readout=readout, seed=seed, reference_bank=reference_bank,

@@ -118,3 +118,21 @@ def test_ladder_levels_are_validated(circuit_chip):
         parse_levels("closed-form,transistor")
     with pytest.raises(ValueError, match="--seq-len"):
         compare_levels(circuit_chip, np.zeros((1, 65), dtype=np.int64), levels=("circuit", "spice"))
+
+
+def test_a_sequence_gets_the_same_circuit_noise_in_any_batch(circuit_chip):
+    import torch
+
+    from mapping.circuit_chip import circuit_chip_step
+    from mapping.compare import _capture_kuramoto
+    from oscsim.data import eval_windows, load_shakespeare
+
+    x, _ = eval_windows(load_shakespeare().split("valid"), 8, max_windows=2)
+    theta, parts = _capture_kuramoto(circuit_chip.model, torch.as_tensor(x), 0)
+    th, A, v = theta.double().numpy(), parts.A.double().numpy(), parts.v.double().numpy()
+    kw = dict(heads=[0], coordinates=[0, 1], reference_bank=False, noise=True, seed=5)
+    both = circuit_chip_step(circuit_chip, 0, th, A, v, **kw).va
+    one = circuit_chip_step(circuit_chip, 0, th[1:], A[1:], v[1:], sequence_ids=np.array([1]), **kw).va
+    np.testing.assert_array_equal(one[0, :, :2], both[1, :, :2])
+    other = circuit_chip_step(circuit_chip, 0, th, A, v, **{**kw, "seed": 6}).va
+    assert np.any(other[:, :, :2] != both[:, :, :2])  # the noise does act
