@@ -1,5 +1,5 @@
 # Every target does its own set-up on a fresh machine (system packages, virtual environment, package).
-.PHONY: env demo test test-slow bench plot clean-env
+.PHONY: env demo test test-slow bench plot clean-env mutation
 
 PYTEST := .venv/bin/python -m pytest
 
@@ -28,6 +28,10 @@ bench: env
 	.venv/bin/oscsim bench integrator --json
 	.venv/bin/oscsim bench attention --json
 	.venv/bin/python benchmarks/devices.py --json
+
+## make mutation: sampled mutation score of the core mapping/ and hw_models/ modules (slow; see BENCHMARKS.md).
+mutation: env
+	nice -n 19 .venv/bin/python benchmarks/mutation.py --sample 12 --seed 0
 
 clean-env:
 	rm -f .venv

@@ -21,6 +21,8 @@ def register(subparsers) -> None:
     p.add_argument("--stages", type=int_range(3), default=5, help="ring stages (odd, >= 3)")
     p.add_argument("--offset-hz", type=float_range(0, lo_open=True), default=1e6,
                    help="offset for the phase-noise figure [Hz], > 0")
+    p.add_argument("--temperature", type=float_range(1, 1000), default=300.0,
+                   help="device temperature [K] for f0_hz, the drift slopes and the phase noise (default 300)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--plot", default=None, metavar="DIR", help="save waveform and phase-noise plots in DIR")
     p.set_defaults(func=run)
@@ -46,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
            "power_w": itf.power(params), "energy_per_cycle_j": itf.energy_per_cycle(params),
            "phase_diffusion_rad2_per_s": D, "linewidth_fwhm_hz": D / (2 * math.pi),
            "phase_noise_offset_hz": args.offset_hz,
-           "phase_noise_dbc_hz": float(itf.phase_noise_dbc_hz(params, args.offset_hz))}
+           "phase_noise_at_offset_dbc_hz": float(itf.phase_noise_dbc_hz(params, args.offset_hz))}
+    out.update(_realism_figures(args.kind, params, float(args.temperature)))
     t = v = None
     if args.kind == "ring":
         from hw_models.ring_macro import limit_cycle
@@ -98,3 +101,56 @@ def run(args: argparse.Namespace) -> int:
         for k, val in out.items():
             print(f"{k:28s} {val}")
     return 0
+
+
+PN_OFFSETS_HZ = (1e4, 1e5, 1e6)
+"""Offsets of the ``phase_noise_dbc_hz`` table [Hz] (issue 11 item 6)."""
+
+
+def _realism_figures(kind: str, params, temperature_k: float) -> dict:
+    """PVT, flicker and amplitude figures at ``temperature_k`` (hw_models.pvt, hw_models.flicker, hw_models.stno)."""
+    out = {"temperature_k": temperature_k}
+    offs = np.array(PN_OFFSETS_HZ)
+    key = [f"{int(f)}" for f in PN_OFFSETS_HZ]
+    if kind == "ring":
+        from hw_models import pvt
+        from hw_models.flicker import cmos_65nm_flicker, phase_noise_dbc_hz, ring_flicker_coefficient
+
+        rT = pvt.ring_at_temperature(params, temperature_k)
+        fl = cmos_65nm_flicker()
+        c = ring_flicker_coefficient(rT, fl)
+        out.update({
+            "f0_hz": pvt.ring_f0_hz(params, temperature_k),
+            "df0_dT_hz_per_k": pvt.ring_df0_dT(params, temperature_k),
+            "df0_dvdd_hz_per_v": pvt.ring_df0_dvdd(params, temperature_k),
+            "k_vt_v_per_k": pvt.vt_temperature_coefficient(params, temperature_k),
+            "flicker_corner_hz": fl.corner_hz, "phase_noise_1_f3_corner_hz": c["corner_1_f3_hz"],
+            "phase_noise_dbc_hz": dict(zip(key, map(float, phase_noise_dbc_hz(c["diffusion_rad2_per_s"], offs,
+                                                                                   c["A_rad2_per_s2"], lorentzian=True)))),
+            "realism_models": "f0(T): circuit limit cycle with ngspice's level-1 temperature law (hw_models.pvt); "
+                              "phase noise: ISF diffusion + flicker through the PPV's cycle average (hw_models.flicker, "
+                              "corner assumed 1 MHz)",
+        })
+    elif kind == "stno":
+        from hw_models.flicker import phase_noise_dbc_hz
+        from hw_models.pvt import stno_df0_dT
+        from hw_models.stno import stno_diffusion, stno_frequency_hz, stno_relaxation_rate
+
+        pT = params.replace(temperature_k=temperature_k)
+        out.update({
+            "f0_hz": stno_frequency_hz(pT), "df0_dT_hz_per_k": 0.0, "df0_dvdd_hz_per_v": None,
+            "flicker_corner_hz": None, "amplitude_relaxation_s": 1.0 / stno_relaxation_rate(pT),
+            "phase_noise_dbc_hz": dict(zip(key, map(float, phase_noise_dbc_hz(stno_diffusion(pT), offs, lorentzian=True)))),
+            "realism_models": f"df0/dT {stno_df0_dT(pT)['note']}; current-biased (no supply voltage: df0/dVDD "
+                              "undefined); flicker not modelled; phase noise: the thermal diffusion's Lorentzian",
+        })
+    else:
+        from hw_models.flicker import phase_noise_dbc_hz
+
+        D = float(params.diffusion_rad2_per_s)
+        out.update({"f0_hz": float(params.f0_hz), "df0_dT_hz_per_k": 0.0, "df0_dvdd_hz_per_v": None,
+                    "flicker_corner_hz": None,
+                    "phase_noise_dbc_hz": (dict(zip(key, map(float, phase_noise_dbc_hz(D, offs, lorentzian=True)))) if D > 0
+                                           else None),
+                    "realism_models": "ideal oscillator: no temperature, supply or flicker dependence"})
+    return out

@@ -149,6 +149,15 @@ class Oscillator(abc.ABC):
         """Energy per oscillation cycle [J] = power / f₀."""
         return self.power() / self.frequency()
 
+    # -- PVT (hw_models.pvt): devices without a cited temperature coefficient keep f₀ ---------------------
+    def frequency_at(self, temperature_k: float) -> float:
+        """f₀ [Hz] at a device temperature; this device has no cited temperature coefficient: f₀."""
+        return self.frequency()
+
+    def df0_dT(self, temperature_k: float = 300.0) -> float:
+        """df₀/dT [Hz/K] (0: no cited temperature coefficient)."""
+        return 0.0
+
     @abc.abstractmethod
     def draw_instances(self, n: int, seed, **kw) -> DeviceInstances:
         """n instances with mismatch, drawn from ``seed`` (int or numpy Generator)."""
@@ -217,6 +226,24 @@ class RingOscillator(Oscillator):
 
     def frequency(self) -> float:
         return self._lc.f0_hz
+
+    def frequency_at(self, temperature_k: float) -> float:
+        """f₀ [Hz] of the circuit at a device temperature (ngspice's level-1 law, :mod:`hw_models.pvt`)."""
+        from hw_models.pvt import ring_f0_hz
+
+        return ring_f0_hz(self.params, temperature_k)
+
+    def df0_dT(self, temperature_k: float = 300.0) -> float:
+        """df₀/dT [Hz/K] of the circuit (:func:`hw_models.pvt.ring_df0_dT`)."""
+        from hw_models.pvt import ring_df0_dT
+
+        return ring_df0_dT(self.params, temperature_k)
+
+    def df0_dvdd(self, temperature_k: float = 300.0) -> float:
+        """df₀/dV_DD [Hz/V] of the circuit (:func:`hw_models.pvt.ring_df0_dvdd`)."""
+        from hw_models.pvt import ring_df0_dvdd
+
+        return ring_df0_dvdd(self.params, temperature_k)
 
     def coupling_function(self, coupler=None, source=None, *, receiver_node: int = 0, source_node: int = 0,
                           n_harmonics: int = 12):

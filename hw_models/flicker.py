@@ -137,12 +137,19 @@ def ring_flicker_coefficient(ring, flicker: FlickerNoise) -> dict:
             "flicker_corner_hz": flicker.corner_hz}
 
 
-def phase_noise_dbc_hz(diffusion_rad2_per_s: float, offset_hz, flicker_a: float = 0.0) -> np.ndarray:
-    """L(f) [dBc/Hz] = 10 log10(D/(4π² f²) + A/(8π² f³)) from the diffusion D and flicker coefficient A."""
+def phase_noise_dbc_hz(diffusion_rad2_per_s: float, offset_hz, flicker_a: float = 0.0, *,
+                       lorentzian: bool = False) -> np.ndarray:
+    """L(f) [dBc/Hz] = 10 log10(D/(4π² f²) + A/(8π² f³)) from the diffusion D and flicker coefficient A.
+
+    ``lorentzian=True``: the white part as the signal's Lorentzian line (D/4π²)/((D/4π)² + f²) (Demir 2000),
+    which flattens inside the linewidth; False: the small-angle phase spectrum S_φ/2 (what a phase PSD shows).
+    """
     f = np.asarray(offset_hz, dtype=float)
     if np.any(f <= 0):
         raise ValueError("offset_hz must be > 0")
-    return 10 * np.log10(diffusion_rad2_per_s / (4 * math.pi**2 * f**2) + flicker_a / (8 * math.pi**2 * f**3))
+    D = float(diffusion_rad2_per_s)
+    white = (D / (4 * math.pi**2)) / ((D / (4 * math.pi)) ** 2 + f**2) if lorentzian else D / (4 * math.pi**2 * f**2)
+    return 10 * np.log10(white + flicker_a / (8 * math.pi**2 * f**3))
 
 
 def simulate_phase_noise(diffusion: float, flicker_a: float, flicker: FlickerNoise, *, t1: float, dt: float,

@@ -198,6 +198,9 @@ def check_operating_point(kappa_over_f0: float, fan_in: int, metric: str, *, war
     elif lim is None:
         msg = (f"macromodel outside its validity map: {where}; no measured coupling strength keeps the {metric} "
                f"within {thr:.0%} of the circuit")
+    elif metric == "increment" and fan_in > fans[-1]:
+        msg = (f"macromodel outside its validity map: {where}; fan-in above {fans[-1]} is not measured "
+               f"(measured: kappa/f0 <= {lim:.3g} within {thr:.0%} at fan-in {fans[-1]})")
     else:
         msg = (f"macromodel outside its validity map: {where} exceeds kappa/f0 <= {lim:.3g} (fan-in <= {fans[-1]}) "
                f"where the {metric} is within {thr:.0%} of the circuit; use a weaker coupling.fraction or the "

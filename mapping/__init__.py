@@ -9,7 +9,8 @@ Public API::
 """
 
 from . import units
-from .chip import FORMAT, Chip, LayerMap, load_chip, save_chip
+from .chip import FORMAT, Chip, LayerMap, save_chip
+from .chip_io import load_chip
 from .compare import compare_layer
 from .compiler import attach_model, compile, load_model, model_fingerprint
 from .area import chip_area

@@ -11,7 +11,8 @@ JSON layout (``format: "oscsim-chip/1"``)::
 
 Small draws (per-oscillator trim codes and residual frequency errors) are stored inline; the per-coupler
 spread (T² per coordinate) is stored as its seed and the SHA-256 of the regenerated array, checked on load.
-Loading validates everything and refuses inconsistent files with a message naming the field.
+Loading (`mapping.chip_io.load_chip`) validates everything and refuses inconsistent files with a message
+naming the field.
 """
 
 from __future__ import annotations
@@ -25,12 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from .config import ChipConfig, config_from_dict, config_to_dict
-from .devices import ChipDevice, chip_device_from_dict
-from .model_io import attach_model
+from .config import ChipConfig, config_to_dict
+from .devices import ChipDevice
 from .quantise import Quantiser
 
-__all__ = ["FORMAT", "Chip", "LayerMap", "load_chip", "save_chip", "coupler_spread_draw"]
+__all__ = ["FORMAT", "Chip", "LayerMap", "save_chip", "coupler_spread_draw"]
 
 FORMAT = "oscsim-chip/2"
 """Version 2: ``device`` is the hw_models device (level, kind, preset, params), per-oscillator ``diffusion_rel``
@@ -75,6 +75,13 @@ def _arr_from_json(d: Any, where: str, shape: tuple, integer: bool = False) -> n
             raise ValueError(f"{where}: data must be integers")
         return a.astype(np.int64)
     return a
+
+
+def _quantiser(d: Any, where: str) -> Quantiser:
+    with _named(where):
+        if isinstance(d, dict) and not (isinstance(d.get("range"), (int, float)) and not isinstance(d.get("range"), bool)):
+            raise ValueError(f"range must be a number, got {d.get('range')!r}")
+        return Quantiser.from_dict(d)
 
 
 @dataclass
@@ -182,6 +189,9 @@ class LayerMap:
             if isinstance(d[key], bool) or not isinstance(d[key], int) or d[key] < (0 if key == "index" else 1):
                 raise ValueError(f"{w}.{key} must be a positive integer, got {d[key]!r}")
         h, F, T, nb = d["n_heads"], d["head_dim"], d["max_tokens"], d["banks"]
+        for key in ("oscillator_shape",):
+            if not isinstance(d[key], list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in d[key]):
+                raise ValueError(f"{w}.{key} must be a list of integers, got {d[key]!r}")
         expected = {"kuramoto": (nb, h, F, T), "ssa-pairwise": (h, T, T, 2), "ssa1d-collective": (h, T)}[d["kind"]]
         if tuple(d["oscillator_shape"]) != expected:
             raise ValueError(f"{w}.oscillator_shape {d['oscillator_shape']} is inconsistent with kind {d['kind']!r}, "
@@ -192,6 +202,14 @@ class LayerMap:
         cs = d["coupler_spread"]
         if not isinstance(cs, dict) or set(cs) != {"shape", "rel_std", "seed", "sha256"}:
             raise ValueError(f"{w}.coupler_spread must have keys shape, rel_std, seed, sha256")
+        for key in ("shape", "seed"):
+            if not isinstance(cs[key], list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
+                                                        for x in cs[key]):
+                raise ValueError(f"{w}.coupler_spread.{key} must be a list of non-negative integers, got {cs[key]!r}")
+        if not isinstance(cs["sha256"], str):
+            raise ValueError(f"{w}.coupler_spread.sha256 must be a string, got {cs['sha256']!r}")
+        if not isinstance(d["resources"], dict):
+            raise ValueError(f"{w}.resources must be an object, got {d['resources']!r}")
         exp_c = {"kuramoto": (nb, h, F, T, T), "ssa-pairwise": (h, T, T), "ssa1d-collective": (h, T, T)}[d["kind"]]
         if tuple(cs["shape"]) != exp_c:
             raise ValueError(f"{w}.coupler_spread.shape {cs['shape']} does not match the layer: expected {list(exp_c)}")
@@ -200,8 +218,9 @@ class LayerMap:
         lm = cls(
             index=d["index"], kind=d["kind"], n_heads=h, head_dim=F, max_tokens=T, banks=nb,
             oscillator_shape=expected, lam=float(lam),
-            coupling_quantiser=Quantiser.from_dict(d["coupling_quantiser"]),
-            gain_quantiser=None if d["gain_quantiser"] is None else Quantiser.from_dict(d["gain_quantiser"]),
+            coupling_quantiser=_quantiser(d["coupling_quantiser"], f"{w}.coupling_quantiser"),
+            gain_quantiser=None if d["gain_quantiser"] is None else _quantiser(d["gain_quantiser"],
+                                                                               f"{w}.gain_quantiser"),
             freq_trim_code=_arr_from_json(d["freq_trim_code"], f"{w}.freq_trim_code", expected, integer=True),
             freq_residual_rel=_arr_from_json(d["freq_residual_rel"], f"{w}.freq_residual_rel", expected),
             coupler_shape=exp_c, coupler_spread_rel=float(cs["rel_std"]), coupler_seed=list(cs["seed"]),
@@ -288,90 +307,58 @@ class Chip:
             from .stno_chip import regime_summary
 
             s += "\n" + regime_summary(self.timebase["stno"])
+        pvt = self.timebase.get("pvt")
+        if isinstance(pvt, dict) and pvt.get("drift_rel"):  # trimmed at T_cal, run at T (mapping.drift)
+            kap = self.timebase["kappa_rad_per_cycle"] / (2 * math.pi)
+            s += (f"\ntrimmed at {pvt['calibration_temperature_k']:g} K, run at {self.config.temperature_k:g} K: "
+                  f"common-mode drift {pvt['drift_rel']:+.3g} of f0 = {pvt['drift_rel'] / kap:+.3g} x the coupling "
+                  f"kappa (fixed reference clock)")
+        v = self.macromodel_validity(warn=True, stacklevel=3)
+        if v is not None:
+            s += "\n" + v["message"]
         return s
 
+    def macromodel_validity(self, *, warn: bool = True, stacklevel: int = 2) -> dict | None:
+        """Is this ring chip's operating point inside the measured validity map of the phase macromodel?
 
-def _reject_constants(s):
-    raise ValueError(f"the chip JSON holds the non-finite number {s}")
+        Operating point: κ/f₀ = coupling.fraction × the largest |receive gain| (``coupling.gain_range``; a
+        softmax row sums to 1) and fan-in = T − 1 (the last row's inputs, T = max tokens) for Kuramoto chips, checked against the increment
+        map; κ/f₀ = coupling.fraction and fan-in 1 for SSA chips, against the two-ring locking map. Warns
+        :class:`hw_models.validity.MacromodelValidityWarning` when outside. None for non-ring devices; a
+        ``ring-circuit`` chip integrates node voltages and reports that the map does not apply.
+        """
+        if not self.device.is_ring:
+            return None
+        if self.config.device == "ring-circuit":  # the layer integrates node voltages (mapping.circuit_chip)
+            return {"inside": None, "metric": None, "message": "circuit-level chip: node voltages are integrated, "
+                    "the macromodel's validity map does not apply"}
+        from hw_models.validity import check_operating_point
 
-
-def load_chip(path: str | Path, model=None) -> Chip:
-    """Load and validate a chip JSON file.
-
-    Parameters
-    ----------
-    path : path
-    model : torch.nn.Module, optional
-        The model whose static weights the chip uses; if None the checkpoint named in the file is loaded.
-        Its fingerprint must match the file's.
-
-    Raises
-    ------
-    FileNotFoundError, ValueError
-        Missing file, unknown format version, wrong shapes, NaN, or a model that does not match.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"chip file {path} does not exist")
-    try:
-        d = json.loads(path.read_text(), parse_constant=_reject_constants)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"chip file {path} is not valid JSON: {exc}") from None
-    except ValueError as exc:
-        raise ValueError(f"chip file {path}: {exc}") from None
-    try:
-        return chip_from_json(d, model=model)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise ValueError(f"chip file {path}: {exc}") from None
+        cfg = self.config
+        if self.kind == "kuramoto":
+            # the last token's row has T − 1 inputs (no self-coupler)
+            k, fan, metric = (cfg.coupling.fraction * cfg.coupling.gain_range, max(self.layers[0].max_tokens - 1, 1),
+                              "increment")
+        else:
+            k, fan, metric = cfg.coupling.fraction, 1, "locking"
+        return check_operating_point(k, fan, metric, warn=warn, stacklevel=stacklevel + 1)
 
 
-def chip_from_json(d: dict, model=None) -> Chip:
-    """Validate and build a :class:`Chip` from its JSON dict (see :func:`load_chip`)."""
-    if not isinstance(d, dict):
-        raise ValueError("the chip JSON must be an object")
-    fmt = d.get("format")
-    if fmt != FORMAT:
-        raise ValueError(f"unknown chip format {fmt!r}; this version of oscsim reads {FORMAT!r}")
-    need = {"format", "kind", "config", "device", "model", "timebase", "static_digital", "resources", "layers",
-            "coupling_rule"}
-    missing, unknown = sorted(need - set(d)), sorted(set(d) - need)
-    if missing or unknown:
-        raise ValueError(f"missing keys {missing}, unknown keys {unknown}")
-    if d["kind"] not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {d['kind']!r}")
-    config = config_from_dict(d["config"])
-    device = chip_device_from_dict(d["device"])
-    if device.level != config.device:
-        raise ValueError(f"device.level {device.level!r} differs from config.device {config.device!r}")
-    if not isinstance(d["layers"], list) or not d["layers"]:
-        raise ValueError("layers must be a non-empty list")
-    layers = [LayerMap.from_json(x, i) for i, x in enumerate(d["layers"])]
-    for i, lm in enumerate(layers):
-        if lm.index != i:
-            raise ValueError(f"layers[{i}].index is {lm.index}, expected {i}")
-        if (d["kind"] == "kuramoto") != (lm.kind == "kuramoto"):
-            raise ValueError(f"layers[{i}].kind {lm.kind!r} does not fit a {d['kind']!r} chip")
-    info = d["model"]
-    if not isinstance(info, dict) or not {"name", "checkpoint", "config", "fingerprint"} <= set(info):
-        raise ValueError("model must hold name, checkpoint, config and fingerprint")
-    for k in ("kappa_tau", "f0_hz", "kappa_rad_per_cycle", "settle_cycles", "sigma_rad_per_sqrt_cycle"):
-        v = d["timebase"].get(k) if isinstance(d["timebase"], dict) else None
-        if not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"timebase.{k} must be a finite number, got {v!r}")
-    rule = d["coupling_rule"]
-    h = np.asarray(rule.get("harmonics") if isinstance(rule, dict) else None, dtype=float)
-    if h.ndim != 2 or h.shape[1] != 2 or not np.all(np.isfinite(h)) or h[0, 0] != 1.0:
-        raise ValueError("coupling_rule.harmonics must be an (M, 2) finite array with a_1 = 1")
-    from .devices import coupling_rule
+class _named:
+    """Re-raise a TypeError/ValueError/KeyError/... inside the block as a ValueError naming the field."""
 
-    expect = np.asarray(coupling_rule(config, device, d["kind"])["harmonics"], dtype=float)
-    if h.shape != expect.shape or not np.allclose(h, expect, rtol=1e-6, atol=1e-9):
-        raise ValueError("coupling_rule.harmonics differ from those the chip's device and config give "
-                         "(edited file, or a different device model version)")
-    chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
-                layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule)
-    attach_model(chip, model)
-    return chip
+    def __init__(self, where: str):
+        self.where = where
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        if exc is None or not isinstance(exc, (TypeError, ValueError, KeyError, AttributeError, IndexError,
+                                                OverflowError)):
+            return False
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith(self.where) else f"{self.where}: {msg}") from None
 
 
 def save_chip(chip: Chip, path: str | Path) -> Path:

@@ -60,7 +60,8 @@ import numpy as np
 from hw_models.mosfet import ids_nmos
 
 from .kuramoto_chip import KuramotoChipOutput
-from .readout import PhaseReadout, wrap
+from .readout import PhaseReadout, free_running_samples, wrap
+from .seeds import PURPOSE, sequence_rng, stream_seeds
 
 __all__ = ["CircuitDevice", "circuit_device", "network_rhs", "network_rhs_np", "CircuitHead", "build_head",
            "simulate_heads", "circuit_chip_step", "check_circuit_supported", "DEFAULT_STEPS_PER_PERIOD"]
@@ -70,13 +71,14 @@ DEFAULT_STEPS_PER_PERIOD = 100
 
 _HDR = 10  # T, n, k_tap, w1, w2, vmid, vdd, lam_n, lam_p, coupled
 _PER_NODE = 5  # vtn, vtp, beta_n, beta_p, 1/C
-READ_CYCLES = 1.5
+READ_CYCLES = 2.5
 """Free-running readout window after τ_s [cycles]: the first 0.25 cycle is skipped (coupler switch-off
-transient), leaving one or two rising node-0 crossings per ring. The detector's own averaging window
-(``readout.averaging_cycles``) enters through :class:`mapping.readout.PhaseReadout` as for the macromodel; the
-circuit is not integrated through it (a free-running ring keeps its phase, up to its residual frequency error
-and noise, which this window samples)."""
+transient), leaving two or three rising node-0 crossings per ring, through which a line is fitted and read at
+τ_s (so the ring's residual frequency error does not add the window's drift). The detector's own averaging
+window (``readout.averaging_cycles``) enters through :class:`mapping.readout.PhaseReadout` as for the
+macromodel."""
 _READ_SKIP_CYCLES = 0.25  # crossings this soon after the couplers switch off are not used (coupler transient)
+_READ_CHUNK_RINGS = 16384  # rings per readout engine call (≈ 160 MB of saved waveforms at T/100)
 _MAX_GROUP_FLOATS = 4_000_000  # parameters per engine call (32 MB): chunking bound, not a model number
 
 
@@ -562,6 +564,7 @@ def _integrate(params, y0, sigma, t1, dt, seed, stochastic, save_every=None):
     """Engine call over chunks of groups: returns the final states (G, D), or (ts, ys (S, G, D)) when saving.
 
     ``stochastic``: stochastic Heun (also when ``sigma`` is zero, for the reference calibration), else RK4.
+    ``seed``: an int, or one stream seed per group (G,) (noise independent of the batch composition).
     """
     from oscsim.engine import RK4, CustomODE, SaveEvery, StochasticHeun, simulate
 
@@ -571,13 +574,14 @@ def _integrate(params, y0, sigma, t1, dt, seed, stochastic, save_every=None):
     noisy = bool(stochastic)
     chunk = max(1, _MAX_GROUP_FLOATS // params.shape[1])
     finals, series, ts = [], [], None
+    per_group = np.ndim(seed) > 0
     for c, g0 in enumerate(range(0, G, chunk)):
         sl = slice(g0, g0 + chunk)
         model = CustomODE(network_rhs, params[sl], D, sigma=sigma[sl] if noisy else 0.0)
         solver = StochasticHeun() if noisy else RK4()
         save = SaveEvery(save_every if save_every else n_steps)
-        sol = simulate(model, solver, 0.0, n_steps * dt, dt, y0[sl], save=save,
-                       seed=(int(seed) + 104729 * c) if noisy else None)
+        s_c = np.asarray(seed, dtype=np.uint64)[sl] if per_group else int(seed) + 104729 * c
+        sol = simulate(model, solver, 0.0, n_steps * dt, dt, y0[sl], save=save, seed=s_c if noisy else None)
         ys = np.asarray(sol.ys)
         if save_every:
             series.append(ys)
@@ -589,20 +593,36 @@ def _integrate(params, y0, sigma, t1, dt, seed, stochastic, save_every=None):
     return np.concatenate(finals, axis=0)
 
 
-def _read_phases(omega, vm, ts, v0, t_skip):
-    """Window-averaged phase ψ̂ = circmean(−ω t_k) [rad] of each ring from node-0 waveforms v0 (S, N): t_k the
-    rising crossings of ``vm`` [V] after ``t_skip`` [s], ω the reference [rad/s]."""
+def _read_phases(omega, vm, ts, v0, t_skip, t_read=None, return_slope=False):
+    """Phase ψ̂ [rad] of each ring at time ``t_read`` (default ``t_skip``) from node-0 waveforms v0 (S, N).
+
+    The rising crossings t_k of ``vm`` [V] after ``t_skip`` [s] give ψ_k = −ω t_k against the reference ω
+    [rad/s]; the free-running ring's ψ is linear in time (its residual frequency error), so a least-squares
+    line through the window's crossings, evaluated at ``t_read`` (τ_s), removes the drift the window itself
+    would add (≥ 2 crossings per ring needed). ``return_slope``: also the fitted dψ/dt [rad/s] (N,)."""
+    t_read = t_skip if t_read is None else t_read
     si, ri, tc = _crossings(ts, v0, vm)
     keep = tc >= t_skip
     ri, tc = ri[keep], tc[keep]
     N = v0.shape[1]
     cnt = np.bincount(ri, minlength=N)
-    if np.any(cnt == 0):
-        raise ValueError(f"{int(np.sum(cnt == 0))} ring(s) made no rising crossing in the readout window: the "
-                         f"ring stopped oscillating (coupling too strong or mismatch too large for this circuit)")
-    z = np.bincount(ri, weights=np.cos(-omega * tc), minlength=N) + 1j * np.bincount(
-        ri, weights=np.sin(-omega * tc), minlength=N)
-    return np.angle(z)
+    if np.any(cnt < 2):
+        raise ValueError(f"{int(np.sum(cnt < 2))} ring(s) made fewer than two rising crossings in the readout "
+                         f"window: the ring stopped oscillating (coupling too strong or mismatch too large)")
+    psi = -omega * tc
+    z = np.bincount(ri, weights=np.cos(psi), minlength=N) + 1j * np.bincount(ri, weights=np.sin(psi), minlength=N)
+    centre = np.angle(z)
+    d = wrap(psi - centre[ri])  # unwrapped around each ring's mean
+    u = tc - t_read
+    su = np.bincount(ri, weights=u, minlength=N)
+    suu = np.bincount(ri, weights=u * u, minlength=N)
+    sd = np.bincount(ri, weights=d, minlength=N)
+    sud = np.bincount(ri, weights=u * d, minlength=N)
+    det = cnt * suu - su * su
+    intercept = (sd * suu - su * sud) / det
+    if return_slope:
+        return wrap(centre + intercept), (cnt * sud - su * sd) / det
+    return wrap(centre + intercept)
 
 
 @lru_cache(maxsize=16)
@@ -620,39 +640,91 @@ def _reference_offset(dev: CircuitDevice, settle_cycles: float, steps_per_period
     return float(np.angle(np.mean(np.exp(1j * d)))), float(np.std(d))
 
 
-def _run_readout(head: CircuitHead, settle_cycles: float, seed: int, offset: float) -> np.ndarray:
+def _run_readout(head: CircuitHead, settle_cycles: float, seed: int, offset: float, waves: dict | None = None):
     dev = head.device
     G, T = head.theta0.shape
     n = dev.ring.n_stages
     dt = dev.period_s / head.steps_per_period
     _, per_ref = _numerical_cycle(dev, dt, head.stochastic)
     settle_s = float(settle_cycles) * per_ref
-    y1 = _integrate(head.params, head.y0, head.sigma, settle_s, dt, seed, head.stochastic)
-    # couplers off: every ring free-runs alone through the readout window (one engine group per ring)
+    if waves is None or "v0" not in waves:
+        y1 = _integrate(head.params, head.y0, head.sigma, settle_s, dt, seed, head.stochastic)
+    else:  # keep node 0 of every ring through the settle window (plots)
+        ts0, ys0 = _integrate(head.params, head.y0, head.sigma, settle_s, dt, seed, head.stochastic, save_every=1)
+        y1 = ys0[-1]
+        waves["t"], waves["v0"] = ts0, ys0[:, :, 0::n]
+    # couplers off: every ring free-runs alone through the readout window (one engine group per ring), in
+    # chunks of rings so that the saved waveforms stay small (the engine saves every node)
     p1 = _uncoupled_params(head.params)
-    ts, ys = _integrate(p1, y1.reshape(G * T, n), head.sigma.reshape(G * T, n), READ_CYCLES * per_ref, dt,
-                        seed + 7, head.stochastic, save_every=1)
-    # the readout run's clock starts at τ_s
-    psi = _read_phases(2 * math.pi / per_ref, 0.5 * dev.ring.vdd_v, settle_s + ts, ys[:, :, 0],
-                       settle_s + _READ_SKIP_CYCLES * per_ref)
+    yr, sr = y1.reshape(G * T, n), head.sigma.reshape(G * T, n)
+    psi, slope = np.empty(G * T), np.empty(G * T)
+    chunk = _READ_CHUNK_RINGS
+    for c, r0 in enumerate(range(0, G * T, chunk)):
+        sl = slice(r0, min(G * T, r0 + chunk))
+        if np.ndim(seed):  # each ring's readout stream keyed on its network's stream and its index
+            rs = stream_seeds(0, np.asarray(seed, dtype=np.uint64)[:, None], np.arange(T)[None, :]).reshape(-1)[sl]
+        else:
+            rs = int(seed) + 7 + 7919 * c
+        ts, ys = _integrate(p1[sl], yr[sl], sr[sl], READ_CYCLES * per_ref, dt, rs, head.stochastic, save_every=1)
+        # the readout run's clock starts at τ_s
+        psi[sl], slope[sl] = _read_phases(2 * math.pi / per_ref, 0.5 * dev.ring.vdd_v, settle_s + ts, ys[:, :, 0],
+                                          settle_s + _READ_SKIP_CYCLES * per_ref, settle_s, return_slope=True)
+        if waves is not None and "v0" in waves:
+            waves.setdefault("read_v0", []).append(ys[1:, :, 0])
+            waves["read_t"] = ts
+    if waves is not None:
+        waves["slope_rad_per_cycle"] = (slope * per_ref).reshape(G, T)
+    if waves is not None and "v0" in waves:
+        waves["t"] = np.concatenate([waves["t"], settle_s + waves["read_t"][1:]])
+        waves["v0"] = np.concatenate([waves["v0"], np.concatenate(waves.pop("read_v0"), axis=1).reshape(-1, G, T)])
+        waves["omega"] = 2 * math.pi / per_ref
+        waves["offset"] = offset
     return wrap(psi - offset).reshape(G, T)
 
 
-def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed: int = 0) -> dict:
+def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed=0, return_waveforms: bool = False) -> dict:
     """Integrate the networks for τ_s (couplers on), then read every ring's phase (couplers off).
+
+    ``seed``: an int, or one stream seed per network (G,) (uint64, :func:`mapping.seeds.stream_seeds`).
 
     Returns a dict: ``psi`` (G, T) read phase in the reference frame [rad], ``dtheta`` (G, T) =
     wrap(ψ̂ − θ₀) [rad], ``reference_offset_rad`` and ``reference_spread_rad`` (the phase calibration of the
-    reference and its residual spread over placement phases)."""
+    reference and its residual spread over placement phases); with ``return_waveforms`` also ``t`` (S,) [s] and
+    ``v0`` (S, G, T) node-0 voltages [V] over the settle and readout windows."""
     off, spread = _reference_offset(head.device, float(settle_cycles), head.steps_per_period, head.stochastic)
-    psi = _run_readout(head, settle_cycles, seed, off)
-    return {"psi": psi, "dtheta": wrap(psi - head.theta0), "reference_offset_rad": off,
-            "reference_spread_rad": spread}
+    waves = {"v0": None} if return_waveforms else {}
+    psi = _run_readout(head, settle_cycles, seed, off, waves)
+    out = {"psi": psi, "dtheta": wrap(psi - head.theta0), "reference_offset_rad": off,
+           "reference_spread_rad": spread, "slope_rad_per_cycle": waves["slope_rad_per_cycle"]}
+    if return_waveforms:
+        out.update(t=waves["t"], v0=waves["v0"])
+    return out
 
 
 # ------------------------------------------------------------------------------------------ the chip step
+def _check_rule(chip, dev: CircuitDevice) -> None:
+    """The compiled coupling rule (mapping.compiler, from hw_models' coupler objects) and the circuit's own
+    two-tap transconductor must be the same circuit; refuse a chip whose rule this circuit does not build."""
+    rule = chip.coupling_rule or {}
+    cp = rule.get("coupler") or {}
+    if cp and cp.get("kind") not in (None, "transconductance"):
+        raise ValueError(f"the circuit rung builds unilateral transconductance couplers; this chip's coupling rule "
+                         f"uses {cp.get('kind')!r}")
+    if float((cp.get("params") or {}).get("g_out_s", 0.0) or 0.0) != 0.0:
+        raise ValueError("the circuit rung models an ideal transconductor output (g_out_s = 0); this chip's "
+                         f"coupler has g_out_s = {cp['params']['g_out_s']} S")
+    if rule.get("taps") == 2:
+        if int(rule["tap_node"]) != dev.tap_node or not np.allclose(rule["weights"], dev.weights, rtol=1e-6):
+            raise ValueError(f"the chip's two-tap rule (node {rule['tap_node']}, weights {rule['weights']}) differs "
+                             f"from the circuit's (node {dev.tap_node}, weights {list(dev.weights)})")
+    elif rule.get("phase_correction") == "none":
+        raise ValueError("the circuit rung is built with the two-tap correction; compile with "
+                         "coupling.phase_correction = 'auto' or 'two-tap'")
+
+
 def layer_head(chip, layer: int, theta, A, v, *, reference_bank: bool = True, noise: bool | None = None,
-               steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None, heads=None) -> tuple:
+               steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None, heads=None,
+               theta_offset=None) -> tuple:
     """The circuit networks of one Kuramoto layer (or of some heads / coordinates of it) for inputs θ, A, v.
 
     One network per (bank, sequence, head, coordinate), in that order; the chip's coupler quantisation,
@@ -677,6 +749,7 @@ def layer_head(chip, layer: int, theta, A, v, *, reference_bank: bool = True, no
     if reference_bank and lm.banks < 2:
         raise ValueError("reference_bank: this chip has no unit-gain bank (norm_reference = 'closed-form')")
     dev = circuit_device(chip.config.f0_hz, float(cfg.temperature_k))
+    _check_rule(chip, dev)
     noise = cfg.noise if noise is None else bool(noise)
     nb = 2 if reference_bank else 1
     heads = list(range(h)) if heads is None else [int(x) for x in heads]
@@ -708,6 +781,8 @@ def layer_head(chip, layer: int, theta, A, v, *, reference_bank: bool = True, no
         gains.append(gb[sel])
     Cs = np.concatenate(blocks)
     th0 = np.concatenate(theta0s)
+    if theta_offset is not None:  # placement phases differ from the token phases (injection error)
+        th0 = th0 + np.asarray(theta_offset, float).reshape(th0.shape)
     stochastic = bool(noise)
     res_g = mm_g = cal = cal_idx = None
     if cfg.mismatch:
@@ -755,7 +830,7 @@ def periphery(chip, head: CircuitHead, meta: dict, psi) -> list:
 def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | None = None, seed: int = 0,
                       reference_bank: bool = True, noise: bool | None = None,
                       steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None,
-                      heads=None) -> KuramotoChipOutput:
+                      heads=None, initial_phase_error=None, sequence_ids=None) -> KuramotoChipOutput:
     """One Kuramoto layer's coupling step on a ``ring-circuit`` chip (same inputs and outputs as
     :func:`mapping.kuramoto_chip.kuramoto_chip_step`).
 
@@ -775,6 +850,12 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
     steps_per_period : int
     coordinates, heads : sequences of int, optional
         Run only these coordinates / heads (others are returned as NaN); for comparisons.
+    initial_phase_error : (banks, B, h, k_h, T), optional
+        Phase error left by injection (:mod:`mapping.injection`): rings start at θ + error.
+    sequence_ids : (B,) int, optional
+        Index of each sequence in the whole run: the thermal noise of network (sequence, bank, head,
+        coordinate) and the detector noise of (sequence, bank) are keyed on it (as the macromodel's), so a
+        sequence gets the same numbers whatever batch it is simulated in.
 
     Returns
     -------
@@ -783,15 +864,47 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
     """
     head, meta = layer_head(chip, layer, theta, A, v, reference_bank=reference_bank, noise=noise,
                             steps_per_period=steps_per_period, coordinates=coordinates, heads=heads)
-    out = simulate_heads(head, settle_cycles=chip.config.settle_cycles, seed=seed)
+    if initial_phase_error is not None:
+        # injection leaves each ring at θ + error; the periphery still subtracts the intended θ
+        err = np.asarray(initial_phase_error, float)[:meta["shape"][0]][:, :, meta["heads"]][:, :, :, meta["coords"]]
+        intended = head.theta0
+        head, meta = layer_head(chip, layer, theta, A, v, reference_bank=reference_bank, noise=noise,
+                                steps_per_period=steps_per_period, coordinates=coordinates, heads=heads,
+                                theta_offset=err.reshape(intended.shape))
+        head.theta0 = intended
+    nb, B, hs, cs, T = meta["shape"]
+    seq = np.arange(B) if sequence_ids is None else np.asarray(sequence_ids)
+    if seq.shape != (B,) or not np.issubdtype(seq.dtype, np.integer) or (B and seq.min() < 0):
+        raise ValueError(f"sequence_ids must be {B} non-negative integers, got {sequence_ids!r}")
+    # one noise stream per network keyed on (sequence, bank, head, coordinate), as the macromodel's
+    gseed = stream_seeds(seed, PURPOSE["kuramoto"], seq[None, :, None, None], np.arange(nb)[:, None, None, None],
+                         np.asarray(meta["heads"])[None, None, :, None],
+                         np.asarray(meta["coords"])[None, None, None, :]).reshape(-1)
+    out = simulate_heads(head, settle_cycles=chip.config.settle_cycles, seed=gseed)
     psi = out["psi"]
     if readout is not None:
-        rng = np.random.default_rng([int(seed), 0x5EAD])
-        psi = readout.measure(psi, rng if readout.noise_rad > 0 else None)
+        # the detector averages the ring's own free-running phase over its window: the line measured after τ_s
+        # (start phase and residual frequency), with the chip's phase diffusion added between samples
+        sig = chip.timebase["sigma_rad_per_sqrt_cycle"] if head.stochastic else 0.0
+        times = readout.sample_times()
+        pb = psi.reshape(nb, B, -1)
+        ob = out["slope_rad_per_cycle"].reshape(nb, B, -1)
+        meas = np.empty_like(pb)
+        for bank in range(nb):
+            for b in range(B):
+                rng = sequence_rng(seed, PURPOSE["readout"], int(seq[b]), bank)
+                smp = free_running_samples(pb[bank, b], ob[bank, b], sig, times, rng)
+                meas[bank, b] = readout.measure_samples(smp, rng if readout.noise_rad > 0 else None)
+        psi = meas.reshape(psi.shape)
     est = periphery(chip, head, meta, psi)
     return KuramotoChipOutput(va=est[0], a=est[1] if reference_bank else None, ts=None, traj=None,
                               backend=f"circuit ({head.device.ring.n_stages}-stage rings, oscsim.engine CustomODE, "
                                       f"T/{steps_per_period})")
+
+
+_PHASE_MODEL_ONLY = frozenset({"n_steps", "harmonics", "freq_residual", "coupler_gain", "sigma", "backend"})
+"""Arguments of the phase-model step the circuit replaces by its own (coupling function, residuals and spread
+from the chip, thermal node noise, its own step)."""
 
 
 def circuit_step_for(chip, layer: int):
@@ -807,7 +920,8 @@ def circuit_step_for(chip, layer: int):
     lm = chip.layers[layer]
 
     def step(theta, A, v, *, n_heads, kappa, settle_cycles, coupling_q, gain_q, readout=None, seed=0,
-             reference_bank=True, row_scaled=False, save_every=None, **_phase_model_only):
+             reference_bank=True, row_scaled=False, save_every=None, amplitude=None, initial_phase_error=None,
+             sequence_ids=None, **_phase_model_only):
         for name, got, want in (("n_heads", n_heads, lm.n_heads), ("kappa", kappa, cfg.kappa),
                                 ("settle_cycles", settle_cycles, cfg.settle_cycles),
                                 ("row_scaled", row_scaled, cfg.coupling.row_scaled),
@@ -817,6 +931,12 @@ def circuit_step_for(chip, layer: int):
         if save_every is not None:
             raise ValueError("circuit chip step: trajectories (save_every) are not kept for whole layers; use "
                              "mapping.compare (oscsim compare --levels circuit) for one head")
-        return circuit_chip_step(chip, layer, theta, A, v, readout=readout, seed=seed, reference_bank=reference_bank)
+        unknown = sorted(set(_phase_model_only) - _PHASE_MODEL_ONLY)
+        if unknown:
+            raise ValueError(f"circuit chip step: argument(s) {unknown} are not modelled at circuit level")
+        if amplitude is not None:
+            raise ValueError("circuit chip step: a complex-amplitude (spin-torque) model cannot run on ring circuits")
+        return circuit_chip_step(chip, layer, theta, A, v, readout=readout, seed=seed, reference_bank=reference_bank,
+                                 initial_phase_error=initial_phase_error, sequence_ids=sequence_ids)
 
     return step

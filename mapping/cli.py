@@ -28,7 +28,7 @@ def _config(args):
 
 def _chip_and_model(args, cfg):
     """(chip, meta) from a checkpoint name/path or a chip JSON file."""
-    from .chip import load_chip
+    from .chip_io import load_chip
     from .compiler import compile as compile_chip, load_model
 
     src = args.checkpoint
@@ -138,6 +138,7 @@ def simulate_report(chip, x, y, *, seed=0, progress=None, gpu=None) -> dict:
         "chip_wall_s": res.wall_s,
         "backend": res.backend,
         "seed": seed,
+        "macromodel_validity": chip.macromodel_validity(warn=True),
     }
     return rep
 
@@ -156,6 +157,8 @@ def print_report(rep: dict, file=None) -> None:
     p(f"oscsim simulate: {rep['model']} ({rep['checkpoint']}) on a {rep['device']} chip"
       f"{' (ideal)' if rep['ideal'] else ''}{window}")
     p(f"  validation tokens: {rep['n_tokens']} ({rep['n_tokens'] // rep['seq_len']} windows of {rep['seq_len']})")
+    if rep.get("macromodel_validity"):
+        p(f"  {rep['macromodel_validity']['message']}")
     p(f"  BPC closed form {rep['bpc_closed_form']:.4f} | chip {rep['bpc_chip']:.4f} | "
       f"difference {rep['bpc_difference']:+.4f}")
     p("  fidelity per layer (chip vs closed form, same input):")
@@ -251,7 +254,13 @@ def _run_compare(args) -> int:
         raise ValueError(f"--layer must be in [0, {len(chip.layers) - 1}], got {args.layer}")
     if args.head >= chip.layers[args.layer].n_heads:
         raise ValueError(f"--head must be in [0, {chip.layers[args.layer].n_heads - 1}], got {args.head}")
-    out = compare_layer(chip, x[:1, :T], layer=args.layer, head=args.head, plot_dir=args.plot, seed=args.seed)
+    if args.levels:  # the fidelity ladder (mapping.compare.compare_levels)
+        from .compare import compare_levels, parse_levels
+
+        out = compare_levels(chip, x[:1, :T], layer=args.layer, head=args.head, levels=parse_levels(args.levels),
+                             plot_dir=args.plot, noise=args.noise)
+    else:
+        out = compare_layer(chip, x[:1, :T], layer=args.layer, head=args.head, plot_dir=args.plot, seed=args.seed)
     if args.json:
         print(json.dumps(out, indent=1, default=str))
     else:
@@ -275,4 +284,9 @@ def register_compare(subparsers) -> None:
                    help="tokens of the validation window, in [2, the model's seq_len] (None: the model's)")
     p.add_argument("--seed", type=int_range(0), default=0, help="noise seed of the run (>= 0)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--levels", default=None, metavar="RUNGS",
+                   help="fidelity ladder: comma-separated rungs of closed-form,macromodel,circuit,spice run on the same "
+                        "head, input and mismatch draw (Kuramoto chips)")
+    p.add_argument("--noise", action="store_true", help="with --levels: thermal noise at the circuit and macromodel "
+                                                         "rungs (default off: the rungs differ only by their models)")
     p.set_defaults(func=_run_compare)

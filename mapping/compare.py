@@ -334,3 +334,201 @@ def compare_layer(chip, tokens, *, layer: int = 0, head: int = 0, plot_dir=None,
     tokens = torch.as_tensor(tokens, dtype=torch.long)
     fn = _compare_kuramoto if chip.kind == "kuramoto" else _compare_ssa
     return fn(chip, tokens, layer, head, plot_dir, seed)
+
+
+# ------------------------------------------------------------------------------------ the fidelity ladder
+LEVELS = ("closed-form", "macromodel", "circuit", "spice")
+"""Rungs of ``oscsim compare --levels`` (DESIGN.md §5.4), in ladder order."""
+LADDER_STEPS_PER_PERIOD = 200
+"""Circuit step of the ladder (RK4 at T/200: its phase calibration spread is 2e-5 rad, 10x below T/100)."""
+
+
+def parse_levels(text: str) -> list:
+    """``"closed-form,circuit"`` -> ordered list of rungs; unknown names raise naming ``--levels``."""
+    names = [x.strip() for x in str(text).split(",") if x.strip()]
+    bad = [x for x in names if x not in LEVELS]
+    if bad or not names:
+        raise ValueError(f"--levels: unknown rung(s) {bad or names}; valid: {', '.join(LEVELS)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"--levels: a rung is named twice in {names}")
+    return [x for x in LEVELS if x in names]
+
+
+def _stats(x) -> dict:
+    x = np.asarray(x, float).ravel()
+    return {"n": int(x.size), "mean": float(x.mean()), "std": float(x.std()), "rms": float(np.sqrt(np.mean(x**2))),
+            "min": float(x.min()), "max": float(x.max())}
+
+
+def _crossing_traj(t, v0, omega, vm, theta0, offset=0.0):
+    """Phase trajectory points from node-0 waveforms: per ring the times t_k of rising crossings and
+    wrap(−ω t_k − offset − θ₀) [rad]. v0 (S, N); returns list of N (t_k, dψ_k)."""
+    from .circuit_chip import _crossings
+
+    si, ri, tc = _crossings(np.asarray(t), np.asarray(v0), vm)
+    from .readout import wrap
+
+    out = []
+    for r in range(v0.shape[1]):
+        tk = tc[ri == r]
+        out.append((tk, wrap(-omega * tk - offset - theta0[r])))
+    return out
+
+
+def compare_levels(chip, tokens, *, layer: int = 0, head: int = 0, levels=LEVELS, plot_dir=None,
+                   noise: bool = False) -> dict:
+    """Run one compiled head at several rungs of the fidelity ladder on the same input and mismatch draw.
+
+    The same input phases θ, weights A and gates v (the model's own forward pass on ``tokens`` (1, T)), the
+    same quantised couplers and gains, the same coupler spread and residual frequency errors (the chip's draw)
+    and, at circuit level and in ngspice, the same transistor mismatch and start state. Noise is off at every
+    rung by default (``noise``: thermal noise in the circuit and phase diffusion in the macromodel, each its
+    own draw), and the detector is ideal, so the differences are those of the models. The macromodel uses
+    the coupling function of the coupler the circuit has (two-tap transconductor H from the ring's PPV).
+
+    Returns
+    -------
+    dict
+        ``levels.<name>.increment`` (statistics of the head's (T, k_h) increment estimate x̂ = v ⊙ a),
+        ``levels.<name>.wall_s``, ``pairwise.<a>_vs_<b>.rel_error`` = ‖x_a − x_b‖/‖x_b‖ (b the later rung)
+        and ``.cosine`` for every pair run, and ``plots``.
+    """
+    import time
+
+    import torch
+
+    from .circuit_chip import circuit_device, layer_head, periphery, simulate_heads
+
+    levels = parse_levels(",".join(levels)) if not isinstance(levels, str) else parse_levels(levels)
+    if chip.kind != "kuramoto":
+        raise ValueError("--levels: the fidelity ladder is built for Kuramoto heads; the circuit rung is not built "
+                         "for SSA")
+    if not 0 <= layer < len(chip.layers):
+        raise ValueError(f"--layer must be in [0, {len(chip.layers) - 1}], got {layer}")
+    lm = chip.layers[layer]
+    if not 0 <= head < lm.n_heads:
+        raise ValueError(f"--head must be in [0, {lm.n_heads - 1}], got {head}")
+    if not chip.device.name.startswith("ring") and set(levels) - {"closed-form"}:
+        raise ValueError(f"--levels: the macromodel, circuit and spice rungs are CMOS ring circuits; this chip's "
+                         f"device is {chip.device.name!r} (compile with device = 'ring-macromodel' or 'ring-circuit')")
+    tokens = torch.as_tensor(tokens, dtype=torch.long)
+    T = int(tokens.shape[1])
+    if "spice" in levels:
+        from .spice_export import SPICE_MAX_TOKENS
+
+        if T > SPICE_MAX_TOKENS:
+            raise ValueError(f"--seq-len: the spice rung allows T <= {SPICE_MAX_TOKENS}, got {T}")
+    cfg = chip.config
+    theta, parts = _capture_kuramoto(chip.model, tokens, layer)
+    th, A, v = theta.double().numpy(), parts.A.double().numpy(), parts.v.double().numpy()
+    kh = lm.head_dim
+    sl = slice(head * kh, (head + 1) * kh)
+    dev = circuit_device(cfg.f0_hz, float(cfg.temperature_k))
+    x, wall, traj = {}, {}, {}
+    t0 = time.perf_counter()
+    x["closed-form"] = (parts.v * parts.a).double().numpy()[0, :, sl]
+    wall["closed-form"] = time.perf_counter() - t0
+    if "macromodel" in levels:
+        t0 = time.perf_counter()
+        n_steps = max(int(math.ceil(cfg.settle_cycles * cfg.steps_per_cycle)), 4)
+        fr = units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel) if cfg.mismatch else None
+        out = kuramoto_chip_step(
+            th, A, v, n_heads=lm.n_heads, kappa=cfg.kappa, settle_cycles=cfg.settle_cycles, n_steps=n_steps,
+            coupling_q=lm.coupling_quantiser, gain_q=lm.gain_quantiser, harmonics=dev.harmonics,
+            freq_residual=fr[:1] if fr is not None else None,
+            coupler_gain=lm.coupler_gain()[:1] if lm.coupler_spread_rel > 0 and cfg.mismatch else None,
+            sigma=chip.timebase["sigma_rad_per_sqrt_cycle"] if noise else 0.0, readout=None, seed=0,
+            reference_bank=False, save_every=1, row_scaled=cfg.coupling.row_scaled)
+        x["macromodel"] = out.va[0, :, sl]
+        wall["macromodel"] = time.perf_counter() - t0
+        traj["macromodel"] = (out.ts, out.traj[:, 0, head] - out.traj[:1, 0, head])  # (S,), (S, kh, T)
+    hd = meta = None
+    if "circuit" in levels or "spice" in levels:
+        hd, meta = layer_head(chip, layer, th, A, v, reference_bank=False, noise=noise,
+                              steps_per_period=LADDER_STEPS_PER_PERIOD, heads=[head])
+    vm = 0.5 * dev.ring.vdd_v
+    if "circuit" in levels:
+        t0 = time.perf_counter()
+        c = simulate_heads(hd, settle_cycles=cfg.settle_cycles, return_waveforms=plot_dir is not None)
+        x["circuit"] = periphery(chip, hd, meta, c["psi"])[0][0, :, sl]
+        wall["circuit"] = time.perf_counter() - t0
+        if plot_dir is not None:
+            traj["circuit"] = _crossing_traj(c["t"], c["v0"][:, 0], 2 * math.pi * 1.0 / dev.period_s, vm,
+                                             hd.theta0[0], c["reference_offset_rad"])
+    if "spice" in levels:
+        from .spice_export import run_head_spice
+
+        t0 = time.perf_counter()
+        sp = run_head_spice(hd, settle_cycles=cfg.settle_cycles, return_waveforms=plot_dir is not None)
+        x["spice"] = periphery(chip, hd, meta, sp["psi"])[0][0, :, sl]
+        wall["spice"] = time.perf_counter() - t0
+        if plot_dir is not None:
+            traj["spice"] = _crossing_traj(sp["t"], sp["v0"][:, 0], 2 * math.pi / dev.period_s, vm, hd.theta0[0],
+                                           sp["reference_offset_rad"][0])
+    res = {"layer": layer, "head": head, "tokens": T, "kappa_tau": cfg.kappa_tau, "noise": bool(noise),
+           "mismatch": bool(cfg.mismatch), "levels": {}, "pairwise": {},
+           "models": {"closed-form": "the model's own increment v * a",
+                      "macromodel": f"phase network, two-tap transconductor H from the ring PPV (a1 = 1, "
+                                    f"{len(dev.harmonics)} harmonics), {cfg.steps_per_cycle} steps/cycle",
+                      "circuit": f"node-voltage ODEs, {dev.ring.n_stages}-stage level-1 rings, RK4 at "
+                                 f"T/{LADDER_STEPS_PER_PERIOD}" + (", stochastic Heun with thermal noise" if noise else ""),
+                      "spice": "ngspice transient of the exported netlist (reltol 1e-6, max step T/800)"}}
+    for name in levels:
+        res["levels"][name] = {"increment": _stats(x[name]), "wall_s": wall[name]}
+    for i, a in enumerate(levels):
+        for b in levels[i + 1:]:
+            res["pairwise"][f"{a}_vs_{b}"] = {"rel_error": float(relative_error(x[a], x[b])),
+                                              "cosine": float(cosine_similarity(x[a], x[b]))}
+    if plot_dir is None:
+        return res
+    plt = _plt()
+    plot_dir = Path(plot_dir)
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    styles = {"closed-form": ("k", "--", ""), "macromodel": ("C0", "-", ""), "circuit": ("C1", "", "o"),
+              "spice": ("C3", "", "x")}
+    fig, ax = plt.subplots(1, 2, figsize=(13, 4.4))
+    ref = x[levels[-1]].ravel()
+    for name in levels:
+        col, ls, mk = styles[name]
+        ax[0].plot(ref, x[name].ravel(), linestyle="none", marker=mk or ".", color=col, ms=4, label=name)
+        ax[1].plot(np.arange(T), x[name][:, 0], color=col, linestyle=ls or "none", marker=mk or None, label=name)
+    lim = float(np.max(np.abs(ref))) or 1.0
+    ax[0].plot([-lim, lim], [-lim, lim], color="0.6", lw=0.8)
+    ax[0].set_xlabel(f"increment x = v*a at the last rung ({levels[-1]})")
+    ax[0].set_ylabel("increment x at each rung")
+    ax[0].set_title(f"layer {layer} head {head}: all {T} tokens x {kh} coordinates")
+    ax[0].legend(fontsize=8)
+    ax[1].set_xlabel("token t")
+    ax[1].set_ylabel("increment x_t, coordinate 0 [1]")
+    ax[1].set_title("increment estimate per rung (coordinate 0)")
+    ax[1].legend(fontsize=8)
+    fig.suptitle("fidelity ladder: " + ", ".join(f"{k} {v['rel_error']:.3g}" for k, v in res["pairwise"].items()),
+                 fontsize=9)
+    fig.tight_layout()
+    p1 = plot_dir / f"ladder_increments_L{layer}_H{head}.png"
+    fig.savefig(p1, dpi=100)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    for j, t in enumerate(np.unique(np.linspace(1, T - 1, 4).astype(int))):
+        c = f"C{j}"
+        if "macromodel" in traj:
+            ts, tr = traj["macromodel"]
+            ax.plot(ts, tr[:, 0, t], color=c, label=f"t={t} macromodel" if j == 0 else None)
+        ax.plot([0, cfg.settle_cycles], [0, cfg.kappa_tau * x["closed-form"][t, 0]], "--", color=c, lw=0.8,
+                label="closed form (first order)" if j == 0 else None)
+        for name, mk in (("circuit", "o"), ("spice", "x")):
+            if name in traj:
+                tk, dpsi = traj[name][t]
+                ax.plot(tk / dev.period_s, dpsi, linestyle="none", marker=mk, color=c, ms=5,
+                        label=f"{name} (node-0 crossings)" if j == 0 else None)
+    ax.axvline(cfg.settle_cycles, color="0.5", lw=0.8)
+    ax.set_xlabel("time [cycles of f0]; couplers off at tau_s (grey line)")
+    ax.set_ylabel("theta_t(s) - theta_t(0) [rad], coordinate 0")
+    ax.set_title(f"trajectories per rung (layer {layer}, head {head})")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    p2 = plot_dir / f"ladder_trajectories_L{layer}_H{head}.png"
+    fig.savefig(p2, dpi=100)
+    plt.close(fig)
+    res["plots"] = [str(p1), str(p2)]
+    return res

@@ -189,7 +189,7 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
     if config.calibration_temperature_k is not None:  # trimmed at T_cal, run at T: the drift adds (mapping.drift)
         from .drift import temperature_drift
 
-        pvt = temperature_drift(dev.name, config.temperature_k, config.calibration_temperature_k)
+        pvt = temperature_drift(dev, config.temperature_k, config.calibration_temperature_k)
         pvt["calibration_temperature_k"] = config.calibration_temperature_k
         for lm in layers:
             lm.freq_residual_rel = lm.freq_residual_rel + pvt["drift_rel"]
@@ -197,7 +197,7 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
     if dev.name == "spin-torque":  # which STNO model runs and why (mapping.stno_chip), stated and warned
         from .stno_chip import stno_regime, warn_regime
 
-        timebase["stno"] = stno_regime(config, dev.f0_hz, kind)
+        timebase["stno"] = stno_regime(config, dev, kind)
         warn_regime(timebase["stno"])
     totals = {key: int(sum(lm.resources[key] for lm in layers))
               for key in ("oscillators", "couplers", "coupler_bits", "readout_channels", "gain_dacs", "trim_dacs")}

@@ -30,9 +30,9 @@ __all__ = [
     "config_from_dict",
 ]
 
-#: Device presets a chip can be built from. ``ring-circuit`` uses the phase macromodel whose coupling
-#: harmonics are computed from the circuit-level ring (a full voltage-level simulation of a whole attention
-#: layer is out of reach); ``ideal`` is a pure Kuramoto phase oscillator.
+#: Device presets a chip can be built from. ``ring-circuit`` runs every Kuramoto layer as node-voltage SDEs of
+#: its rings and transconductance couplers (:mod:`mapping.circuit_chip`; SSA is refused on it);
+#: ``ring-macromodel`` the phase macromodel of the same rings; ``ideal`` is a pure Kuramoto phase oscillator.
 DEVICES = ("ideal", "ring-macromodel", "ring-circuit", "spin-torque")
 RESPONSES = ("cosine", "triangular")
 SSA_MODES = ("pairwise", "collective")
@@ -407,7 +407,10 @@ def config_from_dict(data: dict) -> ChipConfig:
             sub = top[key]
             if not isinstance(sub, dict):
                 raise ValueError(f"[{key}] must be a table, got {sub!r}")
-            top[key] = _build(cls, dict(sub), f"[{key}]")
+            sub = dict(sub)
+            if isinstance(sub.get("spread"), str) and key == "coupling" and sub["spread"].lower() == "none":
+                sub["spread"] = None  # TOML has no null
+            top[key] = _build(cls, sub, f"[{key}]")
     for key in ("f0_hz", "trim_bits"):
         if isinstance(top.get(key), str) and top[key].lower() == "none":
             top[key] = None

@@ -13,17 +13,17 @@ from __future__ import annotations
 __all__ = ["temperature_drift"]
 
 
-def temperature_drift(device_name: str, run_k: float, calibration_k: float) -> dict:
-    """Common-mode relative frequency drift δ = f₀(T_run)/f₀(T_cal) − 1 of a device preset, with its model."""
+def temperature_drift(device, run_k: float, calibration_k: float) -> dict:
+    """Common-mode relative frequency drift δ = f₀(T_run)/f₀(T_cal) − 1 of the chip's device, with its model.
+
+    ``device``: the chip's device (:class:`mapping.devices.ChipDevice`; its ``oscillator.frequency_at``)."""
     if run_k == calibration_k:
         return {"drift_rel": 0.0, "model": "trimmed at the run temperature"}
-    if device_name.startswith("ring"):
-        import hw_models as hw
-        from hw_models.pvt import ring_f0_hz
-
-        ring = hw.cmos_65nm_ring()
-        f_run, f_cal = ring_f0_hz(ring, run_k), ring_f0_hz(ring, calibration_k)
-        return {"drift_rel": f_run / f_cal - 1.0, "f0_run_hz": f_run, "f0_calibration_hz": f_cal,
-                "model": "hw_models.pvt.ring_f0_hz (circuit limit cycle, ngspice level-1 temperature law); "
-                         "common mode only, differential drift of mismatched devices not modelled"}
-    return {"drift_rel": 0.0, "model": f"{device_name}: no cited temperature coefficient of f0 (0 assumed)"}
+    osc = device.oscillator
+    f_run, f_cal = osc.frequency_at(run_k), osc.frequency_at(calibration_k)
+    if osc.kind == "ring":
+        model = ("circuit limit cycle with ngspice's level-1 temperature law (hw_models.pvt); common mode only, "
+                 "differential drift of mismatched devices not modelled")
+    else:
+        model = f"{osc.kind}: no cited temperature coefficient of f0 (no drift)"
+    return {"drift_rel": f_run / f_cal - 1.0, "f0_run_hz": f_run, "f0_calibration_hz": f_cal, "model": model}

@@ -406,12 +406,7 @@ def _injection_from_realism(chip: Chip):
     inj = getattr(chip.config, "injection", None)
     if inj is None:
         return None, None, ""
-    import importlib
-
-    try:  # mapping.injection (device realism) is optional: the stated Adler model stands in without it
-        injection_energy_j = importlib.import_module(".injection", __package__).injection_energy_j
-    except (ImportError, AttributeError):
-        return None, None, ""
+    from .injection import injection_energy_j
     cfg = chip.config
     ideal = getattr(inj, "mode", "injected") == "ideal"
     if ideal:
@@ -419,7 +414,7 @@ def _injection_from_realism(chip: Chip):
     t = float(inj.cycles) / chip.device.f0_hz
     e = injection_energy_j(cfg, chip.device, 1.0)
     how = (f"charged as injected for {inj.cycles:g} cycles (the fidelity run idealises injection: mode 'ideal')"
-           if ideal else f"the chip's injection, {inj.cycles:g} cycles")
+           if ideal else f"the chip's injection, configured t_inj = {inj.cycles:g} cycles")
     return t, float(e["drivers_j"]) / t, f"mapping.injection, {how}: {e['source']}"
 
 
@@ -549,12 +544,21 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     e_a = ec.sram_j_per_bit(a_buf)
     ph_buf = max(1.0, _layer_counts(s, "prefill")["read"]) * 2 * s.readout_bits / 8
     e_ph = ec.sram_j_per_bit(ph_buf)
+    # stored keys of the digital scores (Kuramoto: key_u = g^k [cos, sin] of the rotated phase, 2k values per
+    # token): read once per sequence in prefill (a score array reuses each key over the queries), for every
+    # earlier token in decode; in the analog-score mode the same bits carry the key gates to the mixers (an
+    # upper estimate: k gates would do)
+    key_bits = 0.0
+    if kura:
+        k_all = s.n_heads * s.head_dim
+        key_bits = 2 * k_all * wbytes * 8 * (1.0 if phase == "prefill" else (s.T + 1) / 2)
+    e_key = ec.sram_j_per_bit(2 * s.n_heads * s.head_dim * s.T * wbytes)
 
     b = dict.fromkeys(("oscillators_j", "injection_j", "static_coupler_j", "coupler_programming_j", "dac_j",
                        "clock_j", "phase_detector_j", "readout_j", "sram_j", "digital_periphery_j"), 0.0)
     if analog:
         b.update(score_oscillators_j=0.0, score_mixers_j=0.0, score_readout_j=0.0)
-    sram_detail = {"weights_j": 0.0, "a_into_array_j": 0.0, "phases_in_j": 0.0, "phases_out_j": 0.0,
+    sram_detail = {"weights_j": 0.0, "keys_j": 0.0, "a_into_array_j": 0.0, "phases_in_j": 0.0, "phases_out_j": 0.0,
                    "scores_j": 0.0, "array_bus_j": 0.0}
     L = s.n_layers
     channels = 2 * n["read"]
@@ -576,6 +580,7 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
         sram_detail["weights_j"] += w_bits_layer * e_w / w_reuse
         sram_detail["a_into_array_j"] += 2 * a_bits * e_a / per  # softmax writes A, the array loader reads it
         sram_detail["phases_in_j"] += th_bits * e_ph / per
+        sram_detail["keys_j"] += key_bits * e_key
         sram_detail["phases_out_j"] += 2 * out_bits * e_ph / per  # ADC writes, periphery reads
         sram_detail["array_bus_j"] += (a_bits + th_bits + out_bits) * e_bus_bit / per
         b["digital_periphery_j"] += dig_ops * e_op
@@ -617,7 +622,8 @@ def _chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
         "phase_detector_j": f"2 channels per phase, C_det V^2 x 2 f0 x readout window: {ec.C_DETECTOR_F.source}",
         "readout_j": f"2 ADC conversions per phase{f' x {s.readout_samples:g} samples' if s.readout_samples > 1 else ''} x FoM x 2^{s.readout_bits} ({e_conv:.3g} J each): "
                      f"{ec.ADC_FOM_J_PER_STEP.source}",
-        "sram_j": f"weights (once per {w_reuse} tokens), A into the array, phases in and out, at "
+        "sram_j": f"weights (once per {w_reuse} tokens), stored keys of the digital scores, A into the array, "
+                  f"phases in and out, at "
                   f"{ec.SRAM_SOURCE}; plus the array bus ({e_bus_bit:.3g} J/bit over the {side_m * 1e3:.3g} mm "
                   f"array side, activity 1/2)",
         "digital_periphery_j": f"{dig_ops:.4g} digital attention ops/token/layer x {e_op:.3g} J ({prec} at 65 nm, "

@@ -116,6 +116,9 @@ class SurrogateSpec:
     freq_spread_rel: float
     trim_bits: int | None
     reference_bank: bool
+    drift_factor: float = 1.0
+    """(τ_s + t̄)/τ_s: a residual frequency keeps shifting the phase through the readout window (t̄ its weighted
+    mean time, :meth:`mapping.readout.PhaseReadout.error_model`)."""
 
     @classmethod
     def from_chip(cls, chip: Chip, *, readout_noise_scale: float = 1.0) -> "SurrogateSpec":
@@ -127,11 +130,18 @@ class SurrogateSpec:
         cfg, tb, lm = chip.config, chip.timebase, chip.layers[0]
         r = cfg.readout
         noise = r.noise_rad * readout_noise_scale if cfg.noise else 0.0
-        step = 0.0 if r.bits is None else 1.0 / max(2 ** (r.bits - 1) - 1, 1)
+        # the readout chain linearised (mapping.readout.PhaseReadout.error_model): filter gain, the window's
+        # diffusion and the drift of the residual frequency during the window
+        from .readout import PhaseReadout
+
+        em = PhaseReadout(noise_rad=noise, bits=r.bits, averaging_cycles=r.averaging_cycles,
+                          samples_per_cycle=r.samples_per_cycle, bandwidth_fraction=r.bandwidth_fraction).error_model()
+        sig = float(tb["sigma_rad_per_sqrt_cycle"])
         return cls(kappa_tau=float(cfg.kappa_tau), settle_cycles=float(cfg.settle_cycles),
                    kappa_rad_per_cycle=float(cfg.kappa), harmonics=tuple(map(tuple, chip.harmonics.tolist())),
-                   sigma_rad_per_sqrt_cycle=float(tb["sigma_rad_per_sqrt_cycle"]),
-                   readout_sigma_rad=noise / math.sqrt(r.averaging_cycles), readout_step=step,
+                   sigma_rad_per_sqrt_cycle=sig,
+                   readout_sigma_rad=math.sqrt(em["noise_rad"] ** 2 + sig**2 * em["diffusion_cycles"]),
+                   readout_step=em["step_rad"], drift_factor=1.0 + em["drift_cycles"] / float(cfg.settle_cycles),
                    coupling_bits=lm.coupling_quantiser.bits, coupling_range=lm.coupling_quantiser.range,
                    gain_bits=lm.gain_quantiser.bits, gain_range=lm.gain_quantiser.range,
                    row_scaled=bool(cfg.coupling.row_scaled), coupler_spread_rel=float(tb["coupler_spread_rel"]),
@@ -268,10 +278,10 @@ def surrogate_increment(theta, A, v, spec: SurrogateSpec, gen: torch.Generator |
         # residual frequency after trimming, in units of κ (2π ε / κ)
         if freq_residual is not None:
             fr = torch.as_tensor(np.asarray(freq_residual)[bank][:, :, :T], dtype=dt, device=dev)  # (h, kh, T)
-            F = F + (units.TWO_PI / spec.kappa_rad_per_cycle) * fr.permute(0, 2, 1)[None]
+            F = F + (units.TWO_PI * spec.drift_factor / spec.kappa_rad_per_cycle) * fr.permute(0, 2, 1)[None]
         elif spec.freq_spread_rel > 0:
             eps = trim_residual(spec.freq_spread_rel * randn((1, h, T, kh)), spec.freq_spread_rel, spec.trim_bits)
-            F = F + (units.TWO_PI / spec.kappa_rad_per_cycle) * eps
+            F = F + (units.TWO_PI * spec.drift_factor / spec.kappa_rad_per_cycle) * eps
         # coupler spread
         if coupler_gain is not None:
             cg = torch.as_tensor(np.asarray(coupler_gain)[bank][:, :, :T, :T], dtype=dt, device=dev)  # (h,kh,T,T)

@@ -59,9 +59,29 @@ def inert_fields(config: ChipConfig, kind: str, model_config=None, device=None) 
     if kind == "kuramoto" and model_config is not None and getattr(model_config, "bound", "norm") != "norm":
         why["norm_reference"] = (f"the model's bound is {model_config.bound!r}; only the norm-matching bound "
                                  f"reads the norm of a")
+    why.update(_realism_why(config, kind, device))
     if device is not None and config.noise and device.diffusion_at(config.temperature_k) == 0:
         why["temperature_k"] = f"the {device.name!r} device has no thermal phase diffusion"
     return {name: reason for name, reason in why.items() if _get(config, name) not in _neutral(config, name)}
+
+
+def _realism_why(config: ChipConfig, kind: str, device) -> dict:
+    """Device-realism fields (issue 11) that do not act on this chip, with the reason."""
+    why = {}
+    inj = ("injection.mode", "injection.cycles", "injection.strength_fraction")
+    if kind == "ssa":
+        why.update({n: "SSA cells start free-running (the locked state and the drift average do not depend on the "
+                       "initial phases): [injection] acts on Kuramoto chips" for n in inj})
+        why["readout.bandwidth_fraction"] = ("SSA chips read the window's average of cos(phi) (a DC output): the "
+                                             "detector low-pass acts on Kuramoto readout windows")
+    elif config.injection.mode == "ideal":
+        why.update({n: "injection.mode is 'ideal' (phases written exactly)" for n in inj[1:]})
+    if device is not None and device.name != "spin-torque":
+        why["stno_model"] = f"the {device.name!r} device has no amplitude model (spin-torque only)"
+    if device is not None and device.oscillator.kind != "ring":
+        why["calibration_temperature_k"] = (f"the {device.name!r} device has no cited temperature coefficient of f0 "
+                                            f"(no drift between calibration and run)")
+    return why
 
 
 def check_fields_act(config: ChipConfig, kind: str, model_config=None, device=None) -> None:

@@ -66,7 +66,7 @@ def kuramoto_chip_extras(chip: Chip, lm=None, sequence_ids=None, T: int | None =
     if amplitude and isinstance(reg, dict) and reg.get("model") == "amplitude":
         from .stno_chip import STNOAmplitudeModel
 
-        out["amplitude"] = STNOAmplitudeModel.from_preset(chip.device.f0_hz, noise=chip.config.noise,
+        out["amplitude"] = STNOAmplitudeModel.from_params(chip.device, noise=chip.config.noise,
                                                           temperature_k=chip.config.temperature_k)
     if lm is not None and chip.config.injection.mode == "injected":
         from .injection import layer_initial_errors
@@ -238,7 +238,8 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info, seq_ids=None):
             spc = max(sc.steps_per_cycle, int(math.ceil(5 * rate)))
             res = adler_cells(
                 dw[sel], thr[sel], lam=lm.lam, settle_cycles=sc.settle_cycles, averaging_cycles=sc.averaging_cycles,
-                steps_per_cycle=spc, k_max=K, coupling_q=lm.coupling_quantiser, sigma=sigma,
+                steps_per_cycle=spc, k_max=K, coupling_q=lm.coupling_quantiser,
+                sigma=sigma * np.sqrt(lm.diffusion_rel[h_i, i_i, j_i, :]) if sigma else sigma,
                 freq_residual=fr[h_i, i_i, j_i, :] if np.any(fr) else None,
                 coupler_gain=cg[h_i, i_i, j_i] if cg is not None else None, seed=seed, backend=backend,
                 harmonics=chip.harmonics, cell_keys=np.stack([seq[b_i], h_i, i_i, j_i], axis=-1))
@@ -260,7 +261,9 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info, seq_ids=None):
         res = ssa1d_collective(
             om.reshape(B * H, N), thr.reshape(B * H, N, N), causal=causal, lam=lm.lam,
             settle_cycles=sc.settle_cycles, averaging_cycles=sc.averaging_cycles, steps_per_cycle=spc, k_max=K,
-            coupling_q=lm.coupling_quantiser, sigma=sigma,
+            coupling_q=lm.coupling_quantiser,
+            sigma=(np.broadcast_to(sigma * np.sqrt(lm.diffusion_rel[:, :N]), (B, H, N)).reshape(B * H, N)
+                   if sigma else sigma),
             # the arrays are built for max_tokens: a shorter window uses the first N oscillators of each head
             freq_residual=np.broadcast_to(fr[:, :N], (B, H, N)).reshape(B * H, N) if np.any(fr) else None,
             coupler_gain=(np.broadcast_to(cg[:, :N, :N], (B, H, N, N)).reshape(B * H, N, N)

@@ -1,7 +1,7 @@
 """The closed-form model a chip runs: load it, name its kind, fingerprint its weights, attach it to a chip.
 
 A leaf of `mapping` (it imports neither `chip` nor `compiler`): `compiler.compile` uses it to record the
-model, and `chip.load_chip` to re-attach and check it, so neither of those two modules imports the other
+model, and `chip_io.load_chip` to re-attach and check it, so neither `chip` nor `compiler` imports the other
 in a circle.
 """
 

@@ -134,6 +134,25 @@ class PhaseReadout:
         """Mean over the window of the reset low-pass's step response (the attenuation of a constant input)."""
         return float(np.mean(self._lowpass(np.ones(self.n_samples))))
 
+    def error_model(self) -> dict:
+        """The chain linearised for small phase excursions over the window (for surrogates, e.g. mapping.hwa).
+
+        The averaged channels are Σ_j W_j x_j with W_j = (1/M) Σ_{k≥j} h_{k−j} (h the low-pass's discrete
+        impulse response), so the estimate is the W-weighted mean of the sampled phases. Returns ``gain``
+        g = Σ W_j (the channel attenuation), ``noise_rad`` = effective_noise / g and ``step_rad`` = Δ / g (the
+        ADC step Δ = 1/(2**(bits−1) − 1) referred to phase, 0 when unquantised), ``drift_cycles`` t̄ = Σ W_j t_j / g
+        (a residual frequency ω shifts the estimate by ω t̄) and ``diffusion_cycles`` Σ_ij W_i W_j min(t_i, t_j)
+        / g² (phase diffusion σ² during the window adds σ² times this).
+        """
+        t = self.sample_times()
+        m = t.size
+        imp = self._lowpass(np.eye(m))  # column j: response to a unit sample at j
+        w = imp.sum(axis=0) / m
+        g = float(w.sum())
+        step = 0.0 if self.bits is None else 1.0 / max(2 ** (self.bits - 1) - 1, 1)
+        return {"gain": g, "noise_rad": self.effective_noise / g, "step_rad": step / g,
+                "drift_cycles": float(w @ t) / g, "diffusion_cycles": float(w @ np.minimum.outer(t, t) @ w) / g**2}
+
     # -- the chain ----------------------------------------------------------------------------------------
     def channels(self, theta):
         """Noise-free detector outputs (y_c, y_s) for phases θ [rad]."""

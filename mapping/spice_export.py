@@ -109,7 +109,7 @@ def run_head_spice(head: CircuitHead, *, settle_cycles: float, groups=None, time
         if res.v.shape[1] != (ng + 1) * T:
             raise ValueError(f"ngspice returned {res.v.shape[1]} waveforms, expected {(ng + 1) * T}")
         psi = _read_phases(omega, 0.5 * dev.ring.vdd_v, res.t, res.v,
-                           meta["t_settle_s"] + _READ_SKIP_CYCLES * dev.period_s).reshape(ng + 1, T)
+                           meta["t_settle_s"] + _READ_SKIP_CYCLES * dev.period_s, meta["t_settle_s"]).reshape(ng + 1, T)
         dref = wrap(psi[-1] - meta["ref_theta"])
         off = float(np.angle(np.mean(np.exp(1j * dref))))
         psi_all.append(wrap(psi[:-1] - off))

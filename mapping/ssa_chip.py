@@ -113,8 +113,9 @@ def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging
         K, the full scale of the coupler (programmed value thr / K ∈ [0, 1]).
     coupling_q : Quantiser, optional
         Coupler quantiser over [0, 1] (unsigned).
-    sigma : float
-        Phase noise [rad / sqrt(cycle)] of each oscillator.
+    sigma : float or (P, 2)
+        Phase noise [rad / sqrt(cycle)] of each oscillator (per oscillator of each cell when an array: the
+        device's instance draw).
     freq_residual : (P, 2), optional
         Residual frequency errors of the two oscillators [rad/cycle].
     coupler_gain : (P,), optional
@@ -148,10 +149,14 @@ def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging
     cseed = stream_seeds(seed, PURPOSE["adler"], *[keys[:, c] for c in range(keys.shape[1])])
     if backend in ("auto", "cells"):
         odd = np.array([float(a) for a, _ in np.asarray(harmonics, dtype=float)])
-        mean_cos, phi = _adler_heun(omega[:, 1] - omega[:, 0], 2 * kap, math.sqrt(2) * float(sigma), t1, n_steps,
+        sg = np.asarray(sigma, dtype=np.float64)
+        sphi = math.sqrt(2) * float(sg) if sg.ndim == 0 else np.sqrt(np.sum(sg.reshape(P, 2) ** 2, axis=1))
+        mean_cos, phi = _adler_heun(omega[:, 1] - omega[:, 0], 2 * kap, sphi, t1, n_steps,
                                     settle_cycles, cseed, odd)
         return AdlerResult(mean_cos=mean_cos, locked=np.abs(phi) < np.pi, backend="cells")
-    res = integrate_phase(omega, C, np.zeros((P, 2)), t1=t1, n_steps=n_steps, sigma=sigma, seed=cseed,
+    sg = np.asarray(sigma, dtype=np.float64)
+    res = integrate_phase(omega, C, np.zeros((P, 2)), t1=t1, n_steps=n_steps,
+                          sigma=sigma if sg.ndim == 0 else sg.reshape(P, 2), seed=cseed,
                           t_start=settle_cycles, backend=backend, harmonics=harmonics)
     mean_cos = res.coherence[:, 0, 1]
     phi = res.y_final[:, 1] - res.y_final[:, 0]
@@ -172,7 +177,8 @@ def _adler_heun(dw, k2, sig, t1, n_steps, t_start, cell_seeds, odd=(1.0,)):
     seeds = np.ascontiguousarray(np.broadcast_to(cell_seeds, dw.shape), dtype=np.uint64)
     dt = t1 / n_steps
     start = int(np.ceil(t_start / dt - 1e-9))
-    return _adler_cells_kernel(dw, k2, float(sig), float(dt), int(n_steps), start, seeds,
+    sig = np.ascontiguousarray(np.broadcast_to(np.asarray(sig, dtype=np.float64), dw.shape))
+    return _adler_cells_kernel(dw, k2, sig, float(dt), int(n_steps), start, seeds,
                                np.ascontiguousarray(odd, dtype=np.float64))
 
 
@@ -181,7 +187,7 @@ def _adler_cells_kernel(dw, k2, sig, dt, n_steps, start, seeds, odd):
     P = dw.shape[0]
     acc = np.zeros(P)
     phi_out = np.zeros(P)
-    sq = math.sqrt(dt) * sig
+    sqdt = math.sqrt(dt)
     M = odd.shape[0]
     nbuf = 64
     for p in nb.prange(P):
@@ -199,11 +205,11 @@ def _adler_cells_kernel(dw, k2, sig, dt, n_steps, start, seeds, odd):
                 g0 += odd[m] * math.sin((m + 1) * phi)
             f0 = dw[p] - k2[p] * g0
             dW = 0.0
-            if sig > 0:
+            if sig[p] > 0:  # per cell: √(σ_i² + σ_j²) of its two oscillators
                 if used == nbuf:
                     fill_normals(st, buf, scr)
                     used = 0
-                dW = sq * buf[used]
+                dW = sqdt * sig[p] * buf[used]
                 used += 1
             pred = phi + f0 * dt + dW
             g1 = 0.0

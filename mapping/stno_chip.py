@@ -62,14 +62,23 @@ def _preset():
     return hw.vortex_stno()
 
 
-def stno_regime(config, f0_hz: float, kind: str = "kuramoto") -> dict:
+def _stno_params(device):
+    """STNOParams of a chip device (:class:`mapping.devices.ChipDevice`), an oscillator object, params, or
+    None (the vortex preset)."""
+    if device is None:
+        return _preset()
+    osc = getattr(device, "oscillator", device)
+    return getattr(osc, "params", osc)
+
+
+def stno_regime(config, device=None, kind: str = "kuramoto") -> dict:
     """Which spin-torque model a chip uses and why, with the two time scales.
 
     Parameters
     ----------
     config : ChipConfig
-    f0_hz : float
-        The chip's f₀ [Hz] (the device profile's).
+    device : ChipDevice, SpinTorqueOscillator, STNOParams or None
+        The chip's spin-torque device (None: the vortex preset); its f₀ is the chip's.
     kind : {'kuramoto', 'ssa'}
 
     Returns
@@ -80,10 +89,9 @@ def stno_regime(config, f0_hz: float, kind: str = "kuramoto") -> dict:
     """
     from hw_models.stno import stno_frequency_hz, stno_nu, stno_relaxation_rate
 
-    p = _preset()
-    # rates scale with f0 when the config overrides it (time measured in cycles)
-    scale = float(f0_hz) / stno_frequency_hz(p)
-    gp = stno_relaxation_rate(p) * scale
+    p = _stno_params(device)
+    f0_hz = stno_frequency_hz(p)
+    gp = stno_relaxation_rate(p)
     if kind == "kuramoto":
         settle_cycles = config.settle_cycles
         coupling = 2 * math.pi * config.coupling.fraction * f0_hz * config.coupling.gain_range
@@ -111,7 +119,7 @@ def stno_regime(config, f0_hz: float, kind: str = "kuramoto") -> dict:
     # thermal phase noise alone: increment error RMS per unit increment sqrt(D tau_s) / (kappa tau_s)
     from hw_models.stno import stno_diffusion
 
-    D = stno_diffusion(p.replace(temperature_k=float(config.temperature_k))) * scale
+    D = stno_diffusion(p.replace(temperature_k=float(config.temperature_k)))
     kappa_s = 2 * math.pi * config.coupling.fraction * f0_hz
     noise_rms = math.sqrt(D * settle_s) / (kappa_s * settle_s) if config.noise else 0.0
     requested = config.stno_model
@@ -133,7 +141,7 @@ def stno_regime(config, f0_hz: float, kind: str = "kuramoto") -> dict:
         "coupling_max_rad_per_s": coupling, "nu": float(stno_nu(p)),
         "phase_diffusion_rad2_per_s": D, "noise_increment_rms": noise_rms,
         "relax_times_threshold": RELAX_TIMES, "coupling_fraction_threshold": COUPLING_FRACTION,
-        "source": "hw_models.vortex_stno() (Slavin & Tiberkevich 2009 closed forms)",
+        "source": "the chip's spin-torque device params (Slavin & Tiberkevich 2009 closed forms)",
     }
 
 
@@ -166,7 +174,7 @@ def warn_regime(reg: dict) -> None:
 class STNOAmplitudeModel:
     """Complex-amplitude integrator for a Kuramoto layer on spin-torque oscillators (see the module notes).
 
-    All rates in rad per cycle of the chip's f₀. Build with :meth:`from_preset`.
+    All rates in rad per cycle of the chip's f₀. Build with :meth:`from_params`.
     """
 
     growth: float         # (σI − Γ_G)
@@ -178,12 +186,18 @@ class STNOAmplitudeModel:
     steps_per_cycle: int = 8
 
     @classmethod
-    def from_preset(cls, f0_hz: float, *, noise: bool, temperature_k: float, steps_per_cycle: int = 8):
+    def from_preset(cls, f0_hz: float | None = None, *, noise: bool, temperature_k: float, steps_per_cycle: int = 8):
+        """The vortex preset (``f0_hz`` is informational: rates are per cycle of the preset's own f₀)."""
+        return cls.from_params(_preset(), noise=noise, temperature_k=temperature_k, steps_per_cycle=steps_per_cycle)
+
+    @classmethod
+    def from_params(cls, params, *, noise: bool, temperature_k: float, steps_per_cycle: int = 8):
+        """From the chip's STNOParams (or device): rates per cycle of its free-running f₀, noise at T."""
         from hw_models.stno import stno_frequency_hz, stno_noise_sigma, stno_nu, stno_power_p0
 
-        p = _preset().replace(temperature_k=float(temperature_k))
+        p = _stno_params(params).replace(temperature_k=float(temperature_k))
         fg = stno_frequency_hz(p)
-        # per cycle of the chip's f0: the preset's rates / f_g (a config f0 override scales all rates alike)
+        # per cycle of the device's own f0 (the chip's f0): its rates / f_g
         sI = p.supercriticality * p.gamma_g_per_s
         sig = stno_noise_sigma(p) / math.sqrt(fg) if noise else 0.0
         return cls(growth=(sI - p.gamma_g_per_s) / fg, saturation=(p.gamma_g_per_s * p.q_nonlinear_damping + sI) / fg,

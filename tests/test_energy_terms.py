@@ -78,6 +78,7 @@ def test_each_chip_term_against_a_hand_calculation():
     bus = 0.5 * 0.2e-9 * 1e-3 * V**2            # ½ C_wire V² over the 1 mm array side, per bit
     d = e["sram_breakdown_j"]
     assert d["weights_j"] == pytest.approx(L * weights * 8 * e8 / T)
+    assert d["keys_j"] == pytest.approx(L * 2 * k * 8 * e8)     # 2k key values per token, int8, read once
     assert d["a_into_array_j"] == pytest.approx(L * 2 * a_bits * e8 / T)
     assert d["phases_in_j"] == pytest.approx(L * th_bits * e8 / T)
     assert d["phases_out_j"] == pytest.approx(L * 2 * out_bits * e8 / T)
@@ -99,6 +100,10 @@ def test_decode_counts_one_new_token_against_the_stored_phases():
     assert e["oscillators_j"] == pytest.approx(L * 2 * k * m * 100e-6 * 8e-9)
     assert e["static_coupler_j"] == pytest.approx(L * 2 * 2 * k * (T - 1) / 2 * 20e-6 * 4e-9)
     assert e["readout_j"] == pytest.approx(L * 2 * 2 * k * 5e-15 * 1024)  # only the new token is read
+    e8 = 10e-12 / 64 * SCALE_65
+    d = chip_energy_per_token(s, phase="decode")["sram_breakdown_j"]
+    assert d["keys_j"] == pytest.approx(L * 2 * k * 8 * m * e8)   # every earlier token's key, per new token
+    assert d["weights_j"] == pytest.approx(L * (3 * (2 * k * k + k) + k + 1) * 8 * e8)  # batch 1: every token
 
 
 def test_ssa_pairwise_cells_by_hand():

@@ -97,19 +97,22 @@ def test_corrupted_builtin_kernel_file_is_regenerated(tmp_path, monkeypatch):
 
 def _write_and_read(args):
     directory, n = args
-    os.environ[_kernel_cache.ENV_VAR] = directory
+    path = Path(directory) / "race.py"
     bad = 0
     for i in range(n):
-        path = Path(directory) / "race.py"
-        _kernel_cache._write_atomic(path, _kernel_cache._with_check(f"X = {'1' * 20000}\n"))
+        # both ways of publishing: replacing (repair) and first-writer-wins (a new file)
+        _kernel_cache._write_atomic(path, _kernel_cache._with_check(f"X = {'1' * 20000}\n"), overwrite=i % 2 == 0)
         bad += not _kernel_cache._is_intact(path)
+    first = Path(directory) / f"first_{n}.py"
+    _kernel_cache._write_atomic(first, _kernel_cache._with_check(f"PID = {os.getpid()}\n"), overwrite=False)
     return bad
 
 
 def test_concurrent_first_use_by_two_processes_never_sees_a_partial_file(tmp_path):
     with ProcessPoolExecutor(max_workers=2) as ex:
         assert list(ex.map(_write_and_read, [(str(tmp_path), 200)] * 2)) == [0, 0]
-    assert [p.name for p in tmp_path.iterdir()] == ["race.py"]  # no temporary files left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first_200.py", "race.py"]  # no temporary files left
+    assert _kernel_cache._is_intact(tmp_path / "first_200.py")  # one of the two writers won, whole
 
 
 def test_unwritable_cache_directory_warns_and_falls_back(tmp_path, monkeypatch):

@@ -92,7 +92,15 @@ def test_noise_rms_is_the_stated_formula():
     expect = math.sqrt(spec.sigma_rad_per_sqrt_cycle ** 2 * spec.settle_cycles + spec.readout_sigma_rad ** 2
                        + spec.readout_step ** 2 / 12) / spec.kappa_tau
     assert spec.noise_rms == pytest.approx(expect)
-    assert spec.readout_sigma_rad == pytest.approx(0.002 / 2)  # noise_rad / sqrt(averaging_cycles = 4)
+    # noise_rad / sqrt(averaging_cycles = 4), divided by the detector low-pass's gain, plus the oscillator's
+    # diffusion during the window (mapping.readout.PhaseReadout.error_model)
+    from mapping.readout import PhaseReadout
+
+    em = PhaseReadout(noise_rad=0.002, bits=10, averaging_cycles=4.0, samples_per_cycle=4,
+                      bandwidth_fraction=0.25).error_model()
+    assert 0.7 < em["gain"] < 0.9 and em["noise_rad"] == pytest.approx(0.002 / 2 / em["gain"])
+    assert spec.readout_sigma_rad == pytest.approx(math.sqrt(em["noise_rad"] ** 2 + spec.sigma_rad_per_sqrt_cycle ** 2
+                                                             * em["diffusion_cycles"]))
 
 
 def test_mismatch_statistics_match_chips_over_mismatch_seeds(layer_input):

@@ -2,6 +2,7 @@
 digital periphery; the CLI wiring (``oscsim train --chip``) records the transform."""
 
 import json
+import pytest
 
 import torch
 import torch.nn.functional as F
@@ -64,7 +65,17 @@ def test_train_cli_chip_option(tmp_path, capsys):
                  "--json"]) == 0
     meta = json.loads((out / "config.json").read_text())
     assert meta["init"] == "kuramoto-tiny"
-    assert meta["transform"]["spec"]["readout_sigma_rad"] == 0.02 / 2
+    # noise_rad / sqrt(averaging_cycles), / the detector low-pass gain, + window diffusion (PhaseReadout.error_model)
+    from mapping import load_config
+    from mapping.readout import PhaseReadout
+
+    r = load_config("examples/chip-noisy.toml").readout
+    em = PhaseReadout(noise_rad=r.noise_rad, bits=r.bits, averaging_cycles=r.averaging_cycles,
+                      samples_per_cycle=r.samples_per_cycle, bandwidth_fraction=r.bandwidth_fraction).error_model()
+    spec = meta["transform"]["spec"]
+    assert r.noise_rad / r.averaging_cycles**0.5 == 0.02 / 2
+    assert spec["readout_sigma_rad"] == pytest.approx(
+        (em["noise_rad"] ** 2 + spec["sigma_rad_per_sqrt_cycle"] ** 2 * em["diffusion_cycles"]) ** 0.5)
     assert main(["train", "--model", "transformer", "--chip", "default", "--steps", "1", "--out",
                  str(tmp_path / "x")]) == 2
     assert "--model must be kuramoto" in capsys.readouterr().err

@@ -72,11 +72,11 @@ def test_nan_in_chip_json_is_refused(chip_file, model, tmp_path):
     _, path = chip_file
     text = path.read_text()
     d = json.loads(text)
-    d["layers"][0]["freq_residual_rel"]["data"][0][0][0][0] = 1.5
-    bad = json.dumps(d).replace("1.5", "NaN", 1)
+    d["layers"][0]["freq_residual_rel"]["data"][0][0][0][0] = 1.23456789  # a unique number, replaced by NaN
+    bad = json.dumps(d).replace("1.23456789", "NaN", 1)
     p = tmp_path / "nan.json"
     p.write_text(bad)
-    with pytest.raises(ValueError, match="non-finite|NaN"):
+    with pytest.raises(ValueError, match=r"layers\[0\]\.freq_residual_rel\.data\[0\]\[0\]\[0\]\[0\] holds the non-finite number nan"):
         load_chip(p, model=model)
 
 
@@ -200,3 +200,24 @@ def test_two_tap_phase_correction(model):
     assert c_two.resources["couplers"] == 2 * c_none.resources["couplers"]
     with pytest.raises(ValueError, match="ring device"):
         compile(model, two.replace(device="spin-torque"))
+
+
+def test_summary_says_whether_the_operating_point_is_inside_the_validity_map(model):
+    import dataclasses
+    import warnings
+
+    from hw_models.validity import MacromodelValidityWarning
+
+    base = ChipConfig(mismatch=False)
+    weak = base.replace(coupling=dataclasses.replace(base.coupling, fraction=0.0005))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MacromodelValidityWarning)
+        s = compile(model, weak).summary()
+    assert "macromodel valid" in s
+    strong = base.replace(coupling=dataclasses.replace(base.coupling, fraction=0.1))
+    with pytest.warns(MacromodelValidityWarning, match="outside its validity map"):
+        s = compile(model, strong).summary()
+    assert "outside its validity map" in s and "kappa/f0 = 0.4" in s
+    assert compile(model, base.replace(device="ideal")).macromodel_validity() is None
+    circ = compile(model, strong.replace(device="ring-circuit")).macromodel_validity()
+    assert circ["inside"] is None and "does not apply" in circ["message"]

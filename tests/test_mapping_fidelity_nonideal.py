@@ -126,7 +126,7 @@ def test_chip_noise_intensity_is_the_devices_diffusion_in_cycles():
     """The chip's σ comes from the device's D [rad²/s]: σ² τ_s [cycles] must equal D · t_s [s], t_s = τ_s / f₀."""
     chip = compile("kuramoto-tiny", ChipConfig(mismatch=False))
     tb, dev = chip.timebase, chip.device
-    D = dev.phase_diffusion_rad2_per_s * chip.config.temperature_k / dev.t_ref_k
+    D = dev.diffusion_at(chip.config.temperature_k)
     assert D > 0
     assert math.isclose(tb["sigma_rad_per_sqrt_cycle"] ** 2 * tb["settle_cycles"], D * tb["settle_time_s"],
                         rel_tol=1e-9)

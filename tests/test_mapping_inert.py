@@ -80,3 +80,27 @@ def test_fields_that_act_on_ssa_are_accepted(ssa):
 def test_unknown_kind_is_refused():
     with pytest.raises(ValueError, match="kind must be"):
         inert_fields(ChipConfig(), "transformer")
+
+
+@pytest.mark.parametrize("mode", ["pairwise", "collective"])
+def test_ssa_resources_from_a_hand_count(ssa, mode):
+    """Resources of an SSA chip counted by hand: per layer and head, T(T−1)/2 token pairs; a pairwise chip holds
+    one two-oscillator Adler cell (one coupler, one detector, two trims) per pair, a collective chip one
+    oscillator per token with a coupler per pair; no receive gains either way (ideal device: one tap)."""
+    cfg = ChipConfig(device="ideal", coupling=CouplingConfig(bits=5), ssa=SSAConfig(mode=mode))
+    chip = compile(ssa, cfg)
+    mc = ssa.config
+    L, h, T = mc.n_layers, mc.n_heads, mc.seq_len
+    pairs = h * T * (T - 1) // 2
+    osc = h * T if mode == "collective" else 2 * pairs
+    assert chip.resources == {"oscillators": L * osc, "couplers": L * pairs, "coupler_bits": L * pairs * 5,
+                              "readout_channels": L * (h * T if mode == "collective" else pairs),
+                              "gain_dacs": 0, "trim_dacs": L * osc}
+
+
+def test_top_k_ssa_is_refused_with_the_reason(ssa):
+    top = dataclasses.replace(ssa.config, top_k=4)
+    model = type(ssa)(top)
+    with pytest.raises(ValueError, match=r"top-k selection is not a physical operation\); compile a model with "
+                                         r"top_k=None"):
+        compile(model, ChipConfig())

@@ -179,3 +179,14 @@ def test_bundled_checkpoint_ideal_bpc():
     x, y = _validation_tokens(chip.model_info["config"], 512)
     b = run(chip, x, progress=False).bpc(y)
     assert abs(b["bpc_chip"] - b["bpc_closed_form"]) <= 0.01
+
+
+def test_per_oscillator_noise_from_the_instance_draw_is_used():
+    """sigma as a (banks, h, k_h, T) array (the device's per-instance D): a silent head is noise-free."""
+    th, A, v, _ = _layer(B=1, T=8, k=8, h=2)
+    sig = np.full((2, 2, 4, 8), 0.05)
+    sig[:, 0] = 0.0  # head 0 noise-free in both banks
+    clean = _step(th, A, v, 0.2)
+    mixed = _step(th, A, v, 0.2, sigma=sig, seed=3)
+    np.testing.assert_allclose(mixed.va[..., :4], clean.va[..., :4], rtol=0, atol=1e-12)  # head 0 = coordinates 0..3
+    assert np.max(np.abs(mixed.va[..., 4:] - clean.va[..., 4:])) > 1e-3

@@ -14,16 +14,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_example_chip_toml_is_the_default_config_and_its_comments_match_the_presets():
     from mapping.config import ChipConfig, load_config
-    from mapping.devices import device_profile
+    from mapping.devices import chip_device
 
     assert load_config(ROOT / "examples" / "chip.toml") == ChipConfig()
     text = (ROOT / "examples" / "chip.toml").read_text()
-    ring = float(re.search(r"([\d.]+) GHz ring", text).group(1)) * 1e9
-    stno = float(re.search(r"([\d.]+) MHz STNO", text).group(1)) * 1e6
-    assert ring == pytest.approx(device_profile("ring-macromodel").f0_hz, rel=0.01)
-    assert stno == pytest.approx(device_profile("spin-torque").f0_hz, rel=0.01)
-    spread = float(re.search(r"spread \(preset: ([\d.]+) % ring", text).group(1)) / 100
-    assert spread == pytest.approx(device_profile("ring-macromodel").freq_spread_rel, abs=0.0006)
+    ring, stno = chip_device("ring-macromodel"), chip_device("spin-torque")
+    assert float(re.search(r"([\d.]+) GHz ring", text).group(1)) * 1e9 == pytest.approx(ring.f0_hz, rel=0.01)
+    assert float(re.search(r"([\d.]+) MHz STNO", text).group(1)) * 1e6 == pytest.approx(stno.f0_hz, rel=0.01)
+    spread = re.search(r"spread \(preset: ([\d.]+) % ring, ([\d.]+) % STNO", text)
+    assert float(spread.group(1)) / 100 == pytest.approx(ring.freq_spread_rel, abs=0.0006)
+    assert float(spread.group(2)) / 100 == pytest.approx(stno.freq_spread_rel, abs=0.0006)
+    coup = float(re.search(r"the device's coupler \(([\d.]+) % ring", text).group(1)) / 100
+    assert coup == pytest.approx(ring.coupler_spread_rel("kuramoto"), abs=0.0006)
+    assert stno.coupler_spread_rel("kuramoto") == 0.0 and "0 for the STNO's" in text
     kt = float(re.search(r"kappa\*tau_s = 2\*pi\*fraction\*cycles = ([\d.]+) rad", text).group(1))
     assert kt == pytest.approx(ChipConfig().kappa_tau, abs=0.001)
 

@@ -81,27 +81,18 @@ def test_kuramoto_compare_figures_are_labelled(monkeypatch, tmp_path):
     _check(figs)
 
 
-def test_ssa_pairwise_compare_shows_the_cells_and_is_labelled(monkeypatch, tmp_path):
+@pytest.mark.parametrize("mode, kind, network", [("pairwise", "ssa-pairwise", "Adler cells"),
+                                                 ("collective", "ssa1d-collective", "collective network")])
+def test_ssa_compare_shows_the_network_the_chip_runs_and_is_labelled(monkeypatch, tmp_path, mode, kind, network):
     from mapping import ChipConfig
     from mapping.config import SSAConfig
 
-    cfg = ChipConfig(ssa=SSAConfig(mode="pairwise", settle_cycles=10.0, averaging_cycles=40.0))
+    cfg = ChipConfig(ssa=SSAConfig(mode=mode, settle_cycles=10.0, averaging_cycles=40.0))
     out, figs = _compare(monkeypatch, tmp_path, "ssa1d-tiny", cfg)
-    assert out["mode"] == "ssa-pairwise" and len(figs) == 2
+    assert out["mode"] == kind and len(figs) == 2
     _check(figs)
-    # the network figure shows two-oscillator cells, not the collective network
-    assert "Adler cells" in figs[1].axes[0].get_title()
-
-
-def test_ssa_collective_compare_shows_the_network_and_is_labelled(monkeypatch, tmp_path):
-    from mapping import ChipConfig
-    from mapping.config import SSAConfig
-
-    cfg = ChipConfig(ssa=SSAConfig(mode="collective", settle_cycles=10.0, averaging_cycles=40.0))
-    out, figs = _compare(monkeypatch, tmp_path, "ssa1d-tiny", cfg)
-    assert out["mode"] == "ssa1d-collective" and len(figs) == 2
-    _check(figs)
-    assert "collective network" in figs[1].axes[0].get_title()
+    # pairwise chips: two-oscillator cells, not the collective network (and the other way round)
+    assert network in figs[1].axes[0].get_title()
 
 
 def test_checker_finds_an_unlabelled_axis_and_an_uncentred_difference():

@@ -78,7 +78,7 @@ def test_injected_chip_error_falls_with_cycles_and_is_charged():
     cfg = ChipConfig(device="ring-macromodel", injection=InjectionConfig(mode="injected", cycles=20.0))
     chip = compile(model, cfg)
     e = energy_report(chip)
-    assert e["breakdown"]["injection_j"] > 0 and "configured t_inj" in e["sources"]["injection_j"]
+    assert e["breakdown"]["injection_j"] > 0 and "mapping.injection" in e["sources"]["injection_j"]
     assert injection_time_s(cfg, chip.device.f0_hz) == pytest.approx(20.0 / chip.device.f0_hz)
     assert e["timeline_s"]["injection"] == pytest.approx(20.0 / chip.device.f0_hz)
     cfg40 = cfg.replace(injection=InjectionConfig(mode="injected", cycles=40.0))
@@ -98,3 +98,13 @@ def test_ring_injection_current_gives_the_strength_through_the_ppv():
     assert 1e-6 < cur["amplitude_a"] < 1e-2  # microamps to milliamps for a 20 fF node at GHz
     with pytest.raises(ValueError, match="node"):
         ring_injection_current(ring, K, node=9)
+
+
+def test_realism_example_config_loads_and_compiles():
+    from pathlib import Path
+
+    from mapping import load_config
+
+    cfg = load_config(Path(__file__).resolve().parents[1] / "examples" / "chip-realism.toml")
+    assert cfg.injection.mode == "injected" and cfg.calibration_temperature_k == 300.0
+    assert cfg.readout.samples_per_cycle == 4 and cfg.temperature_k == 300.2  # (compile: test_realism_pvt)

@@ -52,5 +52,6 @@ def test_trim_at_calibration_then_run_at_another_temperature():
     assert hot.timebase["pvt"]["drift_rel"] == pytest.approx(drift, rel=1e-9) and drift < -1e-3
     assert np.allclose(hot.layers[0].freq_residual_rel - base.layers[0].freq_residual_rel, drift)
     assert np.array_equal(hot.layers[0].freq_trim_code, base.layers[0].freq_trim_code)
+    assert "trimmed at 300 K, run at 302 K: common-mode drift" in hot.summary()
     with pytest.raises(ValueError, match="calibration_temperature_k"):
         ChipConfig(calibration_temperature_k=-3.0)

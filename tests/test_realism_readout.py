@@ -99,3 +99,17 @@ def test_ssa_chip_S_changes_with_readout_bits_and_noise(ssa_chip_run):
     assert np.all(np.isfinite(ideal))
     assert np.mean(coarse) > np.mean(ideal) + 1e-3
     assert np.mean(noisy) > np.mean(ideal) + 1e-3
+
+
+def test_error_model_predicts_the_filtered_drift_and_window_diffusion():
+    """PhaseReadout.error_model (used by the training surrogate): the estimate of a drifting phase is shifted by
+    omega * drift_cycles, and window diffusion adds sigma^2 * diffusion_cycles (chi-square 99.9 %)."""
+    r = PhaseReadout(averaging_cycles=4.0, samples_per_cycle=4, bandwidth_fraction=0.25)
+    em = r.error_model()
+    s = free_running_samples(np.zeros(3), np.array([1e-4, -3e-4, 2e-4]), 0.0, r.sample_times(), None)
+    assert np.allclose(r.measure_samples(s), np.array([1e-4, -3e-4, 2e-4]) * em["drift_cycles"], rtol=1e-3)
+    n, sig = 4000, 0.01
+    rng = np.random.default_rng(4)
+    got = r.measure_samples(free_running_samples(np.zeros(n), 0.0, sig, r.sample_times(), rng))
+    v, expect = float(np.mean(got**2)), sig**2 * em["diffusion_cycles"]
+    assert expect * chi2.ppf(0.0005, n) / n < v < expect * chi2.ppf(0.9995, n) / n

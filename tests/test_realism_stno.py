@@ -97,3 +97,19 @@ def test_amplitude_chip_runs_with_noise_and_mismatch_and_is_seeded(model):
     assert all(np.isfinite(x) for x in r1.layers[0]["increment_rel_error"])
     with pytest.raises(ValueError, match="stno_model"):
         ChipConfig(stno_model="exact")
+
+
+def test_realism_fields_that_do_not_act_are_refused(model):
+    """mapping.inert: stno_model on a ring, calibration on a device with no cited drift, [injection] on SSA."""
+    from mapping.injection import InjectionConfig
+    from oscsim.nn.osn import OSNConfig, OSNModel
+
+    with pytest.raises(ValueError, match="stno_model"):
+        compile(model, ChipConfig(stno_model="amplitude"))
+    with pytest.raises(ValueError, match="calibration_temperature_k"):
+        compile(model, ChipConfig(device="ideal", calibration_temperature_k=290.0))
+    with pytest.raises(ValueError, match="injection.cycles"):
+        compile(model, ChipConfig(injection=InjectionConfig(cycles=5.0)))  # mode 'ideal'
+    ssa = OSNModel(OSNConfig(d_model=16, n_heads=2, n_layers=1, seq_len=8, frequency="scalar"))
+    with pytest.raises(ValueError, match="injection.mode"):
+        compile(ssa, ChipConfig(injection=InjectionConfig(mode="injected")))

@@ -45,10 +45,16 @@ def spec_path(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def reference(spec_path, tmp_path_factory):
-    """The table computed point by point in this process."""
+def reference_dir(spec_path, tmp_path_factory):
+    """The sweep computed point by point in this process."""
     out = tmp_path_factory.mktemp("ref")
-    df = run_sweep(load_spec(spec_path), out, workers=0, progress=False)
+    run_sweep(load_spec(spec_path), out, workers=0, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(reference_dir):
+    df = load_results(reference_dir)
     assert (df["status"] == "ok").all(), df["error"].tolist()
     return df
 
@@ -57,7 +63,7 @@ def reference(spec_path, tmp_path_factory):
 def cluster():
     distributed = pytest.importorskip("distributed")
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=40) as c:
         yield c
 
@@ -199,3 +205,53 @@ def test_a_folder_of_another_spec_is_refused(spec_path, reference, tmp_path):
     other.write_text(SPEC.replace("noise = [0, 1]", "noise = [0, 2]"))
     with pytest.raises(SweepDirError, match="different spec"):
         run_sweep(load_spec(other), tmp_path, workers=0, progress=False)
+
+
+@pytest.mark.slow
+def test_local_worker_killed_is_replaced(spec_path, reference, tmp_path):
+    """A local worker process killed mid-sweep (OOM killer, kill -9): the pool is rebuilt, no point is lost."""
+    import multiprocessing
+
+    spec = load_spec(spec_path)
+    box = {}
+    th = threading.Thread(target=lambda: box.update(df=run_sweep(spec, tmp_path, workers=1, progress=False)))
+    th.start()
+    killed = None
+    deadline = time.time() + 240
+    while time.time() < deadline and killed is None and th.is_alive():
+        kids = [p for p in multiprocessing.active_children() if p.pid]
+        if kids and (tmp_path / PARTS).is_dir() and len(list((tmp_path / PARTS).glob("*.parquet"))) >= 1:
+            killed = kids[0].pid
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.01)
+    th.join(timeout=300)
+    assert killed is not None, "the sweep finished before its worker could be killed"
+    assert "df" in box
+    _same_table(box["df"], reference)
+
+
+def test_plots_pareto_front_and_where(reference_dir, reference, tmp_path):
+    import numpy as np
+
+    from mapping.sweep import pareto_front, plot_sweep
+
+    files = plot_sweep(reference_dir, tmp_path / "all", metrics=["bpc_difference", "energy_chip_j_per_token"])
+    names = {f.name for f in files}
+    for stem in ("bpc_difference_vs_readout_noise_rad", "bpc_difference_vs_coupling_bits",
+                 "energy_chip_j_per_token_vs_coupling_bits", "heatmap_bpc_difference_readout_noise_rad_coupling_bits",
+                 "pareto_bpc_loss_vs_energy"):
+        assert {stem + ".png", stem + ".svg"} <= names, stem
+    assert all(f.stat().st_size > 1000 for f in files)
+    # the front of the design means: recomputed here from the table
+    d = reference.groupby(["readout.noise_rad", "coupling.bits"], dropna=False)[
+        ["bpc_difference", "energy_chip_j_per_token"]].mean()
+    front = pareto_front(d["energy_chip_j_per_token"].to_numpy(), d["bpc_difference"].to_numpy())
+    assert 1 <= front.sum() < len(d)
+    # noise costs no energy, so at the cheapest couplers (4 bits) the noise-free design is the front's end
+    assert front[list(d.index).index((0.0, 4))]
+    sub = plot_sweep(reference_dir, tmp_path / "b4", where={"coupling.bits": 4}, metrics=["bpc_difference"],
+                     formats=("png",))
+    assert not any("coupling_bits" in f.name for f in sub)  # held fixed: no longer a plotted parameter
+    with pytest.raises(ValueError, match="no finished point"):
+        plot_sweep(reference_dir, tmp_path / "x", where={"coupling.bits": 5})
+    assert np.isfinite(reference["energy_chip_j_per_token"]).all()

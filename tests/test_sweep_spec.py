@@ -137,3 +137,22 @@ def test_examples_are_valid():
     small = load_spec(ROOT / "examples" / "sweep-small.toml")
     assert 8 <= small.n_points <= 16
     assert load_spec(ROOT / "examples" / "sweep-noise.toml").n_points == 64
+
+
+def _leaves(d, prefix=""):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from _leaves(v, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}", v
+
+
+def test_every_config_field_is_addressable_by_its_dotted_name():
+    """Generic over ChipConfig: a field added later (a new section included) can be swept unchanged."""
+    base = ChipConfig(device="ideal")
+    leaves = list(_leaves(config_to_dict(base)))
+    assert len(leaves) > 20
+    for name, value in leaves:
+        s = spec_from_dict(_spec(axes={name: {"values": ["none" if value is None else value]}}))
+        assert s.points[0].config == base, name
+        assert s.points[0].params[name] == value

@@ -69,7 +69,9 @@ def register_sweep(subparsers) -> None:
 def _run_plot(args) -> int:
     from .plot import plot_sweep
 
-    files = plot_sweep(args.dir, args.out, metrics=args.metric or None)
+    from .plot import parse_where
+
+    files = plot_sweep(args.dir, args.out, metrics=args.metric or None, where=parse_where(args.where))
     print(f"wrote {len(files)} files to {files[0].parent if files else args.out}")
     return 0
 
@@ -83,4 +85,6 @@ def register_plot(subparsers) -> None:
     p.add_argument("--out", default=None, help="folder for the figures (default DIR/plots)")
     p.add_argument("--metric", action="append", help="metric column to plot (repeatable; default: BPC loss, chip "
                                                      "BPC, mean layer error, chip energy per token)")
+    p.add_argument("--where", action="append", metavar="FIELD=VALUE",
+                   help="plot only points with this value of a swept field (repeatable), e.g. coupling.spread=0.02")
     p.set_defaults(func=_run_plot)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["plot_sweep", "pareto_front", "unit_of", "MAX_CURVES"]
+__all__ = ["plot_sweep", "pareto_front", "parse_where", "unit_of", "MAX_CURVES"]
 
 MAX_CURVES = 6
 _DEFAULT_METRICS = ("bpc_difference", "bpc_chip", "mean_layer_rel_error", "energy_chip_j_per_token")
@@ -113,8 +113,34 @@ def _save(fig, path: Path, formats) -> list:
     return out
 
 
+def _matches(v, want) -> bool:
+    if _numeric([v]) and _numeric([want]):
+        return float(v) == float(want)
+    return _key(v) == _key(want)
+
+
+def parse_where(items) -> dict:
+    """``["coupling.bits=6", "device=ideal"]`` -> {field: value}; values parsed as numbers, ``none`` -> None."""
+    out = {}
+    for it in items or ():
+        if "=" not in it:
+            raise ValueError(f"--where takes FIELD=VALUE, got {it!r}")
+        k, v = it.split("=", 1)
+        v = v.strip()
+        if v.lower() == "none":
+            val = None
+        else:
+            try:
+                val = json.loads(v)
+            except json.JSONDecodeError:
+                val = v
+        out[k.strip()] = val
+    return out
+
+
 def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=None, formats=("png", "svg"),
-               loss: str = "bpc_difference", cost: str = "energy_chip_j_per_token") -> list[Path]:
+               loss: str = "bpc_difference", cost: str = "energy_chip_j_per_token",
+               where: dict | None = None) -> list[Path]:
     """Draw the plots of a sweep folder.
 
     Parameters
@@ -130,6 +156,9 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
         Figure formats (matplotlib extensions).
     loss, cost : str
         Columns of the Pareto front (minimised both).
+    where : dict, optional
+        {swept field: value}: plot only the points with these values (e.g. the other parameters held at
+        their preset values, so each curve shows one parameter and the band the seeds alone).
 
     Returns
     -------
@@ -149,6 +178,12 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
     if len(df) == 0 or not (df["status"] == "ok").any():
         raise ValueError(f"{out}: no finished point to plot (see `oscsim sweep --status {out}`)")
     df = df[df["status"] == "ok"]
+    for f, want in (where or {}).items():
+        if f not in df.columns:
+            raise ValueError(f"--where {f}: not a column of the table; swept: {', '.join(meta['swept_fields'])}")
+        df = df[df[f].map(lambda v: _matches(v, want))]
+        if len(df) == 0:
+            raise ValueError(f"--where {f}={want!r}: no finished point has this value")
     plot_dir = Path(plot_dir) if plot_dir else out / "plots"
     plot_dir.mkdir(parents=True, exist_ok=True)
     seeds = set(meta.get("seed_columns", ["noise_seed"]))
@@ -205,7 +240,7 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
                 ax.set_xticks(range(len(cats)), [_fmt(json.loads(c)) for c in cats])
             ax.set_xlabel(_label(p))
             ax.set_ylabel(_label(m))
-            ax.set_title(f"{meta.get('name', '')}: {note}", fontsize=7)
+            ax.set_title(f"{meta.get('name', '')}{_where_note(where)}: {note}", fontsize=7)
             if any(g for g in groups):
                 ax.legend(fontsize=6)
             ax.grid(alpha=0.3)
@@ -236,7 +271,8 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
                 ax.set_xlabel(_label(p))
                 ax.set_ylabel(_label(q))
                 fig.colorbar(im, ax=ax, label=_label(m))
-                ax.set_title(f"{meta.get('name', '')}: mean over seeds and other parameters", fontsize=7)
+                ax.set_title(f"{meta.get('name', '')}{_where_note(where)}: mean over seeds and other parameters",
+                             fontsize=7)
                 written += _save(fig, plot_dir / f"heatmap_{m}_{p.replace('.', '_')}_{q.replace('.', '_')}", formats)
                 plt.close(fig)
 
@@ -249,23 +285,23 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
         hi = np.array([np.nanmax([float(r[loss]) for r in designs[k]]) for k in keys])
         front = pareto_front(c, lval)
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
-        ax.errorbar(c[~front], lval[~front], yerr=[lval[~front] - lo[~front], hi[~front] - lval[~front]],
+        ax.errorbar(c[~front], lval[~front], yerr=np.vstack([lval[~front] - lo[~front], hi[~front] - lval[~front]]),
                     fmt="o", color="0.7", ms=4, elinewidth=0.8, label="dominated designs")
         order = np.argsort(c[front])
         fc, fl = c[front][order], lval[front][order]
-        ax.errorbar(c[front], lval[front], yerr=[lval[front] - lo[front], hi[front] - lval[front]], fmt="o",
+        ax.errorbar(c[front], lval[front], yerr=np.vstack([lval[front] - lo[front], hi[front] - lval[front]]), fmt="o",
                     color="C3", ms=5, elinewidth=0.8, label="Pareto front")
         ax.plot(fc, fl, "-", color="C3", lw=1)
         for k, x, y in zip([k for k, f in zip(keys, front) if f], c[front], lval[front]):
             lab = _design_label({p: json.loads(v) for p, v in zip(params, k)})
-            ax.annotate(lab, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6)
+            ax.annotate(lab, (float(x), float(y)), textcoords="offset points", xytext=(4, 4), fontsize=6)
         if np.all(c[np.isfinite(c)] > 0) and np.nanmax(c) / np.nanmin(c) >= 20:
             ax.set_xscale("log")
         else:
             ax.ticklabel_format(axis="x", useOffset=False)  # energies differ in the 4th digit: show them whole
         ax.set_xlabel(_label(cost))
         ax.set_ylabel(_label(loss))
-        ax.set_title(f"{meta.get('name', '')}: {len(keys)} designs, mean over {nseed} seed(s) "
+        ax.set_title(f"{meta.get('name', '')}{_where_note(where)}: {len(keys)} designs, mean over {nseed} seed(s) "
                      f"(bars: min–max); front: lower energy and lower loss", fontsize=7)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
@@ -281,3 +317,7 @@ def _sort_key(k: str):
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return (0, float(v), "")
     return (2, 0.0, str(v))
+
+
+def _where_note(where) -> str:
+    return f" ({_design_label(where)})" if where else ""

@@ -21,6 +21,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from oscsim.cli import int_range
+
 __all__ = ["register", "run", "run_benchmark", "MODELS", "SIZES"]
 
 MODELS = ("kuramoto", "ssa1d", "transformer")
@@ -142,9 +144,9 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--models", type=_list(MODELS), default=MODELS, help=f"comma-separated subset of {','.join(MODELS)}")
     p.add_argument("--sizes", type=_list(SIZES), default=SIZES, help=f"comma-separated subset of {','.join(SIZES)}")
-    p.add_argument("--batch", type=_positive("--batch"), default=8, help="sequences per step (default 8)")
-    p.add_argument("--steps", type=_positive("--steps"), default=2, help="timed steps per round (default 2)")
-    p.add_argument("--rounds", type=_positive("--rounds"), default=3, help="rounds (default 3)")
-    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch", type=_positive("--batch"), default=8, help="sequences per step")
+    p.add_argument("--steps", type=_positive("--steps"), default=2, help="timed steps per round")
+    p.add_argument("--rounds", type=_positive("--rounds"), default=3, help="rounds")
+    p.add_argument("--threads", type=int_range(1), default=None, help="torch threads (None: torch's choice)")
+    p.add_argument("--seed", type=int_range(0), default=0, help="seed of the models and inputs")
     p.set_defaults(func=run)

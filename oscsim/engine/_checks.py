@@ -107,8 +107,29 @@ def merge_groups(names_and_counts: list[tuple[str, int]]) -> int:
     return g
 
 
+def term_rows(name: str, fields: tuple[str, str], term, n: int, groups: list) -> tuple | None:
+    """A drive or injection term's two per-oscillator arrays, (G, N) or (1, N), or None without the term.
+
+    Appends their group counts to ``groups`` (for `merge_groups`); ``name`` is the term's class name and
+    ``fields`` its two attributes, as they appear in error messages.
+    """
+    if term is None:
+        return None
+    rows = tuple(per_oscillator(f"{name}.{f}", getattr(term, f), n) for f in fields)
+    prefix = "drive" if name == "ExternalDrive" else "injection"
+    groups += [(f"{prefix}.{f}", r.shape[0]) for f, r in zip(fields, rows)]
+    return rows
+
+
 class EngineModel:
     """Properties every engine model shares; its ``__post_init__`` sets ``_g`` and a ``sigma`` array."""
+
+    def _store(self, **fields) -> None:
+        """Set the validated fields of the frozen dataclass, their arrays read-only (shared with kernels)."""
+        for k, v in fields.items():
+            if isinstance(v, np.ndarray):
+                v.setflags(write=False)
+            object.__setattr__(self, k, v)
 
     @property
     def n_groups(self) -> int:

@@ -8,8 +8,9 @@ code-generation cache: nothing generated lives in the repository.
 
 Safety:
 
-- a file is written under a unique temporary name and moved into place with `os.replace` (atomic on
-  POSIX and Windows), so a concurrent first use by two processes sees either no file or a whole one;
+- a file is written under a unique temporary name and published in one step (`os.link` for a new file,
+  so the first of two concurrent writers wins; `os.replace` to repair a damaged one), so a concurrent
+  first use by two processes sees either no file or a whole one;
 - the first line of every file carries the SHA-256 of the rest; a file that fails this check (truncated,
   edited, corrupted) or fails to import is regenerated once;
 - an unwritable cache directory is reported with a warning naming the variable to set, and the caller
@@ -54,11 +55,25 @@ def _is_intact(path: Path) -> bool:
     return bool(sep) and first == f"{_CHECK}{hashlib.sha256(rest.encode()).hexdigest()}"
 
 
-def _write_atomic(path: Path, content: str) -> None:
+def _write_atomic(path: Path, content: str, *, overwrite: bool = True) -> None:
+    """Write ``content`` under a unique temporary name and move it to ``path`` in one step.
+
+    ``overwrite=False`` (a missing file) publishes with `os.link`, which fails if another process got there
+    first: the first writer wins and the file is not replaced under a process that already imported it
+    (a new modification time would make Numba's cache index stale and cost one more compilation).
+    """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         tmp.write_text(content)
-        os.replace(tmp, path)
+        if overwrite:
+            os.replace(tmp, path)
+            return
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # written meanwhile by another process; checked by the caller
+        except OSError:  # a file system without hard links
+            os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -98,7 +113,9 @@ def load_generated(file_name: str, render):
         d.mkdir(parents=True, exist_ok=True)
         for attempt in (0, 1):
             if not _is_intact(path):
-                _write_atomic(path, _with_check(render()))
+                _write_atomic(path, _with_check(render()), overwrite=path.exists())
+                if not _is_intact(path):  # lost a race to a writer of other content: replace it
+                    _write_atomic(path, _with_check(render()))
             try:
                 return _import(path)
             except Exception:  # noqa: BLE001 - a damaged file that passed the check: rewrite it once

@@ -62,12 +62,7 @@ class CustomODE(EngineModel):
         check_nonnegative("CustomODE.sigma", sig)
         sig = per_oscillator("CustomODE.sigma", sig, int(self.dim))
         g = merge_groups([("params", p.shape[0]), ("sigma", sig.shape[0])])
-        p = np.ascontiguousarray(p)
-        p.setflags(write=False)
-        object.__setattr__(self, "params", p)
-        object.__setattr__(self, "sigma", sig)
-        object.__setattr__(self, "dim", int(self.dim))
-        object.__setattr__(self, "_g", g)
+        self._store(params=np.ascontiguousarray(p), sigma=sig, dim=int(self.dim), _g=g)
 
     def _state_dim(self) -> int:
         return self.dim

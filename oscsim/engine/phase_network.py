@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ._checks import NetworkModel, as_real_array, check_nonnegative, merge_groups, per_oscillator, per_pair
+from ._checks import (NetworkModel, as_real_array, check_nonnegative, merge_groups, per_oscillator, per_pair,
+                      term_rows)
 from ._coupling import block_bounds, fused_two_products, group_index, sincos
 from .drives import ExternalDrive, SubharmonicInjection
 
@@ -80,31 +81,10 @@ class PhaseNetwork(NetworkModel):
         groups = [("omega", om.shape[0]), ("coupling", C.shape[0]), ("sigma", sig.shape[0])]
         if lag is not None:
             groups.append(("phase_lag", lag.shape[0]))
-        inj = drv = None
-        if self.injection is not None:
-            inj = (
-                per_oscillator("SubharmonicInjection.strength", self.injection.strength, n),
-                per_oscillator("SubharmonicInjection.phase", self.injection.phase, n),
-            )
-            groups += [("injection.strength", inj[0].shape[0]), ("injection.phase", inj[1].shape[0])]
-        if self.drive is not None:
-            drv = (
-                per_oscillator("ExternalDrive.amplitude", self.drive.amplitude, n),
-                per_oscillator("ExternalDrive.phase", self.drive.phase, n),
-            )
-            groups += [("drive.amplitude", drv[0].shape[0]), ("drive.phase", drv[1].shape[0])]
+        inj = term_rows("SubharmonicInjection", ("strength", "phase"), self.injection, n, groups)
+        drv = term_rows("ExternalDrive", ("amplitude", "phase"), self.drive, n, groups)
         g = merge_groups(groups)
-        for arr in (C, om, sig) + ((lag,) if lag is not None else ()):
-            arr.setflags(write=False)
-        object.__setattr__(self, "coupling", C)
-        object.__setattr__(self, "omega", om)
-        object.__setattr__(self, "sigma", sig)
-        object.__setattr__(self, "phase_lag", lag)
-        object.__setattr__(self, "harmonics", harm)
-        object.__setattr__(self, "_n", n)
-        object.__setattr__(self, "_g", g)
-        object.__setattr__(self, "_inj", inj)
-        object.__setattr__(self, "_drv", drv)
+        self._store(coupling=C, omega=om, sigma=sig, phase_lag=lag, harmonics=harm, _n=n, _g=g, _inj=inj, _drv=drv)
 
     # ---- engine interface -------------------------------------------------------------------------
     def _state_dim(self) -> int:

@@ -8,7 +8,7 @@ import numba as nb
 import numpy as np
 
 from ._checks import (NetworkModel, as_complex_array, as_real_array, check_nonnegative, merge_groups,
-                      per_oscillator, per_pair)
+                      per_oscillator, per_pair, term_rows)
 from ._coupling import block_bounds, fused_two_products, group_index
 from .drives import ExternalDrive
 
@@ -59,23 +59,9 @@ class StuartLandauNetwork(NetworkModel):
         if self.drive is not None and not isinstance(self.drive, ExternalDrive):
             raise ValueError("StuartLandauNetwork.drive: must be an ExternalDrive or None")
         groups = [("a", a.shape[0]), ("b", b.shape[0]), ("coupling", C.shape[0]), ("sigma", sig.shape[0])]
-        drv = None
-        if self.drive is not None:
-            drv = (
-                per_oscillator("ExternalDrive.amplitude", self.drive.amplitude, n),
-                per_oscillator("ExternalDrive.phase", self.drive.phase, n),
-            )
-            groups += [("drive.amplitude", drv[0].shape[0]), ("drive.phase", drv[1].shape[0])]
+        drv = term_rows("ExternalDrive", ("amplitude", "phase"), self.drive, n, groups)
         g = merge_groups(groups)
-        for arr in (C, a, b, sig):
-            arr.setflags(write=False)
-        object.__setattr__(self, "coupling", C)
-        object.__setattr__(self, "a", a)
-        object.__setattr__(self, "b", b)
-        object.__setattr__(self, "sigma", sig)
-        object.__setattr__(self, "_n", n)
-        object.__setattr__(self, "_g", g)
-        object.__setattr__(self, "_drv", drv)
+        self._store(coupling=C, a=a, b=b, sigma=sig, _n=n, _g=g, _drv=drv)
 
     def _state_dim(self) -> int:
         return 2 * self._n

@@ -120,10 +120,13 @@ def load_checkpoint(name_or_path: str | os.PathLike, *, device: str | torch.devi
     folder = resolve_checkpoint(name_or_path)
     meta = read_config(folder)
     try:
+        if not isinstance(meta["model"], str) or not isinstance(meta["config"], dict):
+            raise ValueError(f"'model' must be a name and 'config' an object, got {meta['model']!r} and "
+                             f"{type(meta['config']).__name__}")
         cfg = config_from_dict(meta["model"], meta["config"])
-    except TypeError as exc:
-        raise ValueError(f"checkpoint {str(folder)!r}: invalid config: {exc}") from None
-    model = build_model(cfg)
+        model = build_model(cfg)
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
+        raise ValueError(f"checkpoint {str(folder)!r}: invalid model config in {CONFIG_FILE}: {exc}") from None
     try:
         tensors = load_file(str(folder / MODEL_FILE))
     except (SafetensorError, OSError, ValueError) as exc:

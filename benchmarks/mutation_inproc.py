@@ -1,0 +1,36 @@
+"""Run named mutmut mutants against a test subset in ONE process (used for the "after" figures in BENCHMARKS.md).
+
+mutmut's trampolines choose the active mutant from ``set_mutant_under_test(name)``, so the interpreter, torch
+and Numba start once instead of once per mutant. Run it inside ``mutants/`` after mutmut has generated it
+(``benchmarks/mutation.py`` does)::
+
+    cd mutants && nice -n 19 ../.venv/bin/python ../benchmarks/mutation_inproc.py NAMES.txt tests/test_x.py -k y
+
+Prints ``RESULT <name> killed|survived`` per mutant (killed: the subset fails). Control: a name that matches no
+function must come out ``survived``.
+"""
+
+import os
+import sys
+
+import pytest
+from mutmut.mutation.trampoline import set_mutant_under_test
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 2:
+        print("usage: mutation_inproc.py NAMES_FILE PYTEST_ARGS...", file=sys.stderr)
+        return 2
+    sys.path.insert(0, os.getcwd())  # the mutated copy of the sources
+    names = [line.split()[0] for line in open(argv[0]) if line.strip()]
+    for name in names:
+        set_mutant_under_test(name)
+        rc = pytest.main(list(argv[1:]) + ["-q", "-x", "-p", "no:cacheprovider", "--no-header"])
+        print("RESULT", name, "killed" if rc != 0 else "survived", flush=True)
+    set_mutant_under_test("")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
