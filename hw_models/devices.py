@@ -39,25 +39,12 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 
 from hw_models.constants import T_ROOM_K
+from hw_models.ring_macro import CouplingFunction  # one H(Δ) type for every device
 from hw_models.params import (IdealOscillatorParams, ResistiveCoupler, RingOscillatorParams, STNOParams,
                               TransconductanceCoupler, TransmissionGateCoupler)
 
 __all__ = ["Oscillator", "RingOscillator", "SpinTorqueOscillator", "IdealOscillator", "DeviceInstances",
-           "PhaseCouplingFunction", "device_for", "make_device", "device_from_dict"]
-
-
-@dataclass(frozen=True)
-class PhaseCouplingFunction:
-    """H(Δ) = offset + Σ_m a_m sin(mΔ) + b_m cos(mΔ) [rad/s] (same layout as ring_macro.CouplingFunction)."""
-
-    offset_rad_s: float
-    harmonics: np.ndarray
-
-    def __call__(self, delta):
-        delta = np.asarray(delta, float)
-        m = np.arange(1, len(self.harmonics) + 1)
-        ang = np.multiply.outer(delta, m)
-        return self.offset_rad_s + (np.sin(ang) @ self.harmonics[:, 0] + np.cos(ang) @ self.harmonics[:, 1])
+           "CouplingFunction", "device_for", "make_device", "device_from_dict"]
 
 
 @dataclass(frozen=True)
@@ -412,7 +399,7 @@ class SpinTorqueOscillator(Oscillator):
         if isinstance(rate, bool) or not np.isscalar(rate) or not math.isfinite(float(rate)):
             raise ValueError("coupler for an STNO must be the coupling rate Ω [1/s] (a finite float)")
         off, h = stno_coupling_function(self.params, float(rate), beta_rad)
-        return PhaseCouplingFunction(float(off), np.asarray(h, float))
+        return CouplingFunction(float(off), np.asarray(h, float))
 
     def diffusion(self, temperature_k: float | None = None, noise_scale: float = 1.0) -> float:
         """D = (D_n/p₀)(1 + ν²) [rad²/s] (Slavin & Tiberkevich 2009), D_n ∝ T."""
@@ -505,7 +492,7 @@ class IdealOscillator(Oscillator):
         s = 1.0 if coupler is None else coupler
         if isinstance(s, bool) or not np.isscalar(s) or not math.isfinite(float(s)):
             raise ValueError("coupler for an ideal oscillator must be a coupling strength [rad/s] (a float)")
-        return PhaseCouplingFunction(0.0, float(s) * np.asarray(self.params.harmonics, float))
+        return CouplingFunction(0.0, float(s) * np.asarray(self.params.harmonics, float))
 
     def diffusion(self, temperature_k: float | None = None, noise_scale: float = 1.0) -> float:
         """``diffusion_rad2_per_s`` at T_ROOM = 300 K, scaled ∝ T (thermal noise; assumed)."""

@@ -422,19 +422,25 @@ def config_to_dict(config: ChipConfig) -> dict:
     return dataclasses.asdict(config)
 
 
+def read_toml(path: str | Path, what: str, build):
+    """``build(data)`` of the TOML file ``path``; a missing file, bad TOML or a refused field is an error that
+    names ``what`` (e.g. "chip config") and the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} {path} does not exist")
+    try:
+        data = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{what} {path} is not valid TOML: {exc}") from None
+    try:
+        return build(data)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{what} {path}: {exc}") from None
+
+
 def load_config(path: str | Path) -> ChipConfig:
     """Load a :class:`ChipConfig` from a TOML file (see ``examples/chip.toml``).
 
     Use the string ``"none"`` for an optional field that should be None (TOML has no null).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"chip config {path} does not exist")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"chip config {path} is not valid TOML: {exc}") from None
-    try:
-        return config_from_dict(data)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"chip config {path}: {exc}") from None
+    return read_toml(path, "chip config", config_from_dict)

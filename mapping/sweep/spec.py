@@ -45,14 +45,13 @@ import hashlib
 import itertools
 import json
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..config import ChipConfig, config_from_dict, config_to_dict, load_config
+from ..config import ChipConfig, config_from_dict, config_to_dict, load_config, read_toml
 
 __all__ = ["Axis", "Sample", "TokenSpec", "SweepPoint", "SweepSpec", "load_spec", "spec_from_dict",
            "METRIC_GROUPS", "NOISE_SEED"]
@@ -523,13 +522,4 @@ def spec_from_dict(data: dict, *, root: str | Path = ".") -> SweepSpec:
 def load_spec(path: str | Path) -> SweepSpec:
     """Load and validate a sweep spec TOML: every point's chip config is built before this returns."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"sweep spec {path} does not exist")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"sweep spec {path} is not valid TOML: {exc}") from None
-    try:
-        return spec_from_dict(data, root=path.parent)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"sweep spec {path}: {exc}") from None
+    return read_toml(path, "sweep spec", lambda data: spec_from_dict(data, root=path.parent))
