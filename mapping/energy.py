@@ -220,32 +220,28 @@ def coupler_static_power(device, kind: str = "kuramoto") -> tuple[float, str]:
     near-sinusoidal node waveforms). Spin-torque electrical coupling without a coupler power: assumed
     (:data:`energy_constants.STNO_COUPLER_W`). Every coupler is charged at full scale (an upper estimate).
     """
+    if kind not in ("kuramoto", "ssa"):
+        raise ValueError(f"kind must be 'kuramoto' or 'ssa', got {kind!r}")
     name = device if isinstance(device, str) else device.name
     ck = (name, kind, repr(getattr(device, "oscillator", None)))
     if ck in _COUPLER_CACHE:
         return _COUPLER_CACHE[ck]
     full = " at full scale (an upper estimate: a coupler programmed to w dissipates about w times this)"
-    out = None
-    if not isinstance(device, str) and hasattr(device, "coupler") and hasattr(device, "oscillator"):
-        try:
-            c = device.coupler(kind)
-            if hasattr(c, "power"):
-                osc = device.oscillator
-                p = _disk_cached(f"{name}:{kind}:{c!r}", lambda: c.power(osc))
-                out = (p, f"hw_models {type(c).__name__}.power(device) of the chip's {kind} coupler" + full)
-        except (ValueError, TypeError, AttributeError):
-            out = None  # this device's coupler has no dissipation model: fall through to the stated figures
-    if out is None and name == "spin-torque":
+    osc = getattr(device, "oscillator", None)
+    if name == "spin-torque":
         out = (ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source)
-    if out is None:
-        import hw_models as hw
+    elif osc is not None and osc.kind == "ring":  # the chip's own coupler for its matrix, asked directly
+        c = device.coupler(kind)
+        p = _disk_cached(f"{name}:{kind}:{c!r}", lambda: c.power(osc))
+        out = (p, f"hw_models {type(c).__name__}.power(device) of the chip's {kind} coupler" + full)
+    else:  # ideal devices (or a bare level name): the 65 nm ring preset's coupler of the same kind, assumed
+        from hw_models import RingOscillator, cmos_65nm_ring
 
-        p = _disk_cached("cmos_65nm_ring:cmos_65nm_coupler",
-                         lambda: hw.coupler_power(hw.cmos_65nm_ring(), hw.cmos_65nm_coupler()))
-        src = "hw_models.coupler_power(cmos_65nm_ring(), cmos_65nm_coupler()) at delta = pi/2" + full
-        if name == "ideal":
-            src = "ideal device charged as the 65 nm ring's coupler (assumed): " + src
-        out = (p, src)
+        ring = RingOscillator(cmos_65nm_ring())
+        c = ring.coupler(one_way=kind == "kuramoto")
+        p = _disk_cached(f"cmos_65nm_ring:{kind}:{c!r}", lambda: c.power(ring))
+        out = (p, f"{name} device charged as the 65 nm ring's {type(c).__name__} (assumed): hw_models "
+                  f"{type(c).__name__}.power(device)" + full)
     _COUPLER_CACHE[ck] = out
     return out
 
