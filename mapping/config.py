@@ -38,6 +38,9 @@ RESPONSES = ("cosine", "triangular")
 SSA_MODES = ("pairwise", "collective")
 NORM_REFERENCES = ("chip", "closed-form")
 PHASE_CORRECTIONS = ("auto", "none", "two-tap")
+F0_RANGE_HZ = (1e3, 1e12)
+"""Accepted oscillator frequencies [Hz] (assumed envelope: kHz relaxation oscillators to sub-THz; each device
+then checks its own physical range when it is rescaled, ``hw_models`` ``with_frequency``)."""
 IDEAL_KAPPA_TAU = 0.01
 """κτ_s [rad] of the ideal limit (``--ideal``): first-order error ≈ 0.3 % of the increment (measured); BPC on short samples is sensitive to rare wrap crossings of the angle feed-forward, so the window is kept well inside the limit."""
 
@@ -315,7 +318,10 @@ class ChipConfig:
     def __post_init__(self):
         _check_choice("device", self.device, DEVICES)
         if self.f0_hz is not None:
-            _check_pos("f0_hz", self.f0_hz)
+            f0 = _check_pos("f0_hz", self.f0_hz)
+            if not F0_RANGE_HZ[0] <= f0 <= F0_RANGE_HZ[1]:
+                raise ValueError(f"f0_hz must be in [{F0_RANGE_HZ[0]:g}, {F0_RANGE_HZ[1]:g}] Hz (None: the preset's), "
+                                 f"got {self.f0_hz!r}")
         t = _check_pos("temperature_k", self.temperature_k)
         if t > 1000:
             raise ValueError(f"temperature_k must be in (0, 1000] K, got {t}")

@@ -104,3 +104,11 @@ def test_readout_noise_statistics():
 def test_readout_config_in_chip():
     cfg = ChipConfig(readout=ReadoutConfig(response="triangular", bits=None, noise_rad=0.0))
     assert cfg.readout.response == "triangular"
+
+
+def test_f0_outside_the_accepted_envelope_is_refused_before_compile():
+    from mapping.config import F0_RANGE_HZ
+
+    for bad in (1e308, 0.5 * F0_RANGE_HZ[0], 2 * F0_RANGE_HZ[1]):
+        with pytest.raises(ValueError, match="f0_hz must be in"):
+            ChipConfig(f0_hz=bad)
