@@ -57,7 +57,7 @@ if [ -d .venv ] && [ "$(cat .venv/.oscsim-base 2>/dev/null)" != "$BASE" ]; then 
 PROJ_HASH=$(sha256sum pyproject.toml | cut -c1-16)
 if [ -f .venv/.complete ] && [ "$(cat .venv/.oscsim-project 2>/dev/null)" != "$PROJ_HASH" ]; then
   echo "[setup] pyproject.toml changed: re-installing this checkout's package (entry points, metadata)"
-  .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+  PYTHONWARNINGS=ignore .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .  # no setuptools banners
   echo "$PROJ_HASH" > .venv/.oscsim-project
 fi
 if [ ! -f .venv/.complete ]; then
@@ -67,7 +67,7 @@ if [ ! -f .venv/.complete ]; then
   SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   # an `import` line, so the base's own .pth files are processed too (site.addsitedir)
   echo "import site; site.addsitedir('$BASE_SITE')" > "$SITE/00-oscsim-base.pth"
-  .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+  PYTHONWARNINGS=ignore .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .  # no setuptools banners
   echo "$BASE" > .venv/.oscsim-base
   echo "$PROJ_HASH" > .venv/.oscsim-project
   touch .venv/.complete
