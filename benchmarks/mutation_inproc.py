@@ -8,12 +8,17 @@ and Numba start once instead of once per mutant. Run it inside ``mutants/`` afte
 
 Prints ``RESULT <name> killed|survived`` per mutant (killed: the subset fails). Control: a name that matches no
 function must come out ``survived``.
+
+Hypothesis runs derandomized and without its example database: otherwise a counterexample found under one
+mutant (or a chance finding unrelated to any mutant) is saved in ``.hypothesis/`` and replayed under every
+later mutant, which then counts as killed.
 """
 
 import os
 import sys
 
 import pytest
+from hypothesis import settings
 from mutmut.mutation.trampoline import set_mutant_under_test
 
 
@@ -23,6 +28,8 @@ def main(argv=None) -> int:
         print("usage: mutation_inproc.py NAMES_FILE PYTEST_ARGS...", file=sys.stderr)
         return 2
     sys.path.insert(0, os.getcwd())  # the mutated copy of the sources
+    settings.register_profile("mutation", database=None, derandomize=True)
+    settings.load_profile("mutation")  # before the test modules build their settings(...) objects
     names = [line.split()[0] for line in open(argv[0]) if line.strip()]
     for name in names:
         set_mutant_under_test(name)
