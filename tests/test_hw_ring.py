@@ -232,3 +232,40 @@ def test_zero_load_capacitance_is_refused():
     mm = hm.RingMismatch(dvt_n_v=z, dvt_p_v=z, c_rel=c, coupler_rel=np.zeros(0))
     with pytest.raises(ValueError, match="non-positive load capacitance"):
         pack_ring_params(RingNetwork.single(ring), mm)
+
+
+def test_phase_noise_spectrum_is_the_wiener_lorentzian():
+    """A carrier whose phase diffuses with D has a Lorentzian line of half-width γ = D/4π [Hz]: its
+    two-sided spectrum 10^(L/10) integrates to the carrier's unit power, and far from the carrier
+    L(f) → 10 log10(D / (4π² f²)) (the −20 dB/decade law)."""
+    from scipy.integrate import quad
+
+    from hw_models.noise import phase_noise_dbc_hz_from_diffusion as pn
+
+    D = 2.0e4
+    g = D / (4 * math.pi)
+    lin = lambda f: 10 ** (pn(D, f) / 10)  # noqa: E731
+    total = 2 * quad(lambda u: lin(g * math.tan(u)) * g / math.cos(u) ** 2, 0, math.pi / 2 * (1 - 1e-9))[0]
+    assert total == pytest.approx(1.0, rel=1e-6)
+    f = np.array([1e6, 1e7])
+    np.testing.assert_allclose(pn(D, f), 10 * np.log10(D / (4 * math.pi ** 2 * f ** 2)), atol=1e-4)
+
+
+def test_negative_noise_scale_is_refused_by_name():
+    with pytest.raises(ValueError, match="noise_scale"):
+        hm.node_noise_sigma(cmos_65nm_ring(5), noise_scale=-1.0)
+
+
+def test_ring_network_freezes_what_it_validated():
+    """RingNetwork validates its rings and couplings, then keeps its own tuples: growing the caller's list
+    afterwards (here by a 7-stage ring, which validation would refuse) does not change the network; the
+    refusals name the class and the field."""
+    r5 = cmos_65nm_ring(5)
+    rings = [r5, r5]
+    net = RingNetwork(rings=rings, couplings=[])
+    rings.append(cmos_65nm_ring(7))
+    assert isinstance(net.rings, tuple) and len(net.rings) == 2 and net.dim == 10
+    with pytest.raises(ValueError, match="RingNetwork.rings must hold at least one RingOscillatorParams"):
+        RingNetwork(rings=(), couplings=())
+    with pytest.raises(ValueError, match="RingNetwork: all rings must have the same n_stages"):
+        RingNetwork(rings=(r5, cmos_65nm_ring(7)), couplings=())
