@@ -269,3 +269,27 @@ def test_ring_network_freezes_what_it_validated():
         RingNetwork(rings=(), couplings=())
     with pytest.raises(ValueError, match="RingNetwork: all rings must have the same n_stages"):
         RingNetwork(rings=(r5, cmos_65nm_ring(7)), couplings=())
+
+
+def test_resistor_between_in_phase_twins_carries_no_current():
+    """Two identical rings joined by a resistor at the same node: in phase (Δ = 0) both ends sit at the same
+    voltage, so no current flows and H(0) = offset + Σ b_m = 0, while H is not zero elsewhere."""
+    from hw_models import ResistiveCoupler
+    from hw_models.ring_macro import ring_coupling_function
+
+    H = ring_coupling_function(cmos_65nm_ring(5), ResistiveCoupler(resistance_ohm=20e3))
+    d = np.linspace(0, 2 * math.pi, 256, endpoint=False)
+    big = np.abs(H(d)).max()
+    assert big > 0 and abs(H(0.0)) < 1e-3 * big, (H(0.0), big)
+
+
+def test_coupling_function_odd_max_against_closed_forms():
+    """max_Δ Σ a_m sin(mΔ): |a| for one harmonic; for a sin Δ + (a/2) sin 2Δ the maximum sits at
+    cos Δ + cos 2Δ = 0, i.e. Δ* = π/3: value a (sin Δ* + sin(2Δ*)/2) = (3√3/4) a; the cos terms and the offset do not enter."""
+    from hw_models.ring_macro import CouplingFunction
+
+    assert CouplingFunction(offset_rad_s=5.0, harmonics=np.array([[2.0, 7.0]])).odd_max() == pytest.approx(2.0, rel=1e-6)
+    x = math.pi / 3
+    want = 3.0 * (math.sin(x) + math.sin(2 * x) / 2)
+    H = CouplingFunction(offset_rad_s=0.0, harmonics=np.array([[3.0, 1.0], [1.5, -2.0]]))
+    assert H.odd_max() == pytest.approx(want, rel=1e-5)
