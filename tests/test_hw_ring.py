@@ -285,10 +285,12 @@ def test_resistor_between_in_phase_twins_carries_no_current():
 
 def test_coupling_function_odd_max_against_closed_forms():
     """max_Δ Σ a_m sin(mΔ): |a| for one harmonic; for a sin Δ + (a/2) sin 2Δ the maximum sits at
-    cos Δ + cos 2Δ = 0, i.e. Δ* = π/3: value a (sin Δ* + sin(2Δ*)/2) = (3√3/4) a; the cos terms and the offset do not enter."""
+    cos Δ + cos 2Δ = 0, i.e. Δ* = π/3: value a (sin Δ* + sin(2Δ*)/2) = (3√3/4) a; the cos terms and the offset
+    do not enter."""
     from hw_models.ring_macro import CouplingFunction
 
-    assert CouplingFunction(offset_rad_s=5.0, harmonics=np.array([[2.0, 7.0]])).odd_max() == pytest.approx(2.0, rel=1e-6)
+    one = CouplingFunction(offset_rad_s=5.0, harmonics=np.array([[2.0, 7.0]]))
+    assert one.odd_max() == pytest.approx(2.0, rel=1e-6)
     x = math.pi / 3
     want = 3.0 * (math.sin(x) + math.sin(2 * x) / 2)
     H = CouplingFunction(offset_rad_s=0.0, harmonics=np.array([[3.0, 1.0], [1.5, -2.0]]))

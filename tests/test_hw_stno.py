@@ -134,7 +134,8 @@ def test_stno_row_model_has_each_oscillators_stuart_landau_limit_cycle():
     """A 1-D row of N different STNOs (one instance, G = 1): every oscillator's Stuart–Landau coefficients
     dz/dt = a z + b |z|² z put its limit cycle at |z|² = −Re a / Re b = p₀ and its rotation at
     |Im a + Im b p₀| = ω₀ + N p₀, the closed forms stno_power_p0 / stno_frequency_hz (issue 10 item 6)."""
-    ps = [vortex_stno(), vortex_stno(supercriticality=2.0), vortex_stno(gamma_g_per_s=2.0 * vortex_stno().gamma_g_per_s)]
+    g = vortex_stno().gamma_g_per_s
+    ps = [vortex_stno(), vortex_stno(supercriticality=2.0), vortex_stno(gamma_g_per_s=2.0 * g)]
     m = hm.stno_model(ps)
     a, b = np.asarray(m.a), np.asarray(m.b)
     assert a.shape == b.shape == (1, 3)
