@@ -121,8 +121,7 @@ def test_reduced_cells_with_harmonics_match_numpy_networks():
 def test_adler_window_bound_holds_for_drifting_pairs_and_is_undefined_when_locked():
     """dφ/dt = Δω − thr sin φ: for a drifting pair ∫cos φ dt = −ln(Δω − thr sin φ)/thr, so
     |⟨cos φ⟩_W| ≤ ln((Δω + thr)/(Δω − thr))/(thr W) from any start (checked by RK4 from 64 initial phases);
-    a locked pair
-    (Δω ≤ thr) has no such bound: NaN."""
+    a locked pair (Δω ≤ thr) has no such bound: NaN."""
     dw, thr, W = np.array([1.5, 3.0]), np.array([1.0, 1.0]), 2.0
     b = adler_window_error_bound(dw, thr, W)
     phi = np.linspace(0, 2 * np.pi, 64, endpoint=False)[:, None] + np.zeros(2)
