@@ -8,13 +8,32 @@ and Numba start once instead of once per mutant. Run it inside ``mutants/`` afte
 
 Prints ``RESULT <name> killed|survived`` per mutant (killed: the subset fails). Control: a name that matches no
 function must come out ``survived``.
+
+Hypothesis runs derandomized and without its example database: otherwise a counterexample found under one
+mutant (or a chance finding unrelated to any mutant) is saved in ``.hypothesis/`` and replayed under every
+later mutant, which then counts as killed.
+
+The ``functools.lru_cache`` caches of the project's modules (e.g. ``hw_models.ring_macro.limit_cycle``) are
+cleared before every mutant: a result cached under one mutant (or the unmutated code) would otherwise hide
+the next mutant of a cached function (a false survivor) or carry a wrong result into later mutants.
 """
 
 import os
 import sys
 
 import pytest
+from hypothesis import settings
 from mutmut.mutation.trampoline import set_mutant_under_test
+
+
+def _clear_project_caches() -> None:
+    for mod_name, mod in list(sys.modules.items()):
+        if mod is None or mod_name.split(".")[0] not in ("mapping", "hw_models", "oscsim"):
+            continue
+        for obj in list(vars(mod).values()):
+            clear = getattr(obj, "cache_clear", None)
+            if callable(clear):
+                clear()
 
 
 def main(argv=None) -> int:
@@ -23,8 +42,11 @@ def main(argv=None) -> int:
         print("usage: mutation_inproc.py NAMES_FILE PYTEST_ARGS...", file=sys.stderr)
         return 2
     sys.path.insert(0, os.getcwd())  # the mutated copy of the sources
+    settings.register_profile("mutation", database=None, derandomize=True)
+    settings.load_profile("mutation")  # before the test modules build their settings(...) objects
     names = [line.split()[0] for line in open(argv[0]) if line.strip()]
     for name in names:
+        _clear_project_caches()
         set_mutant_under_test(name)
         rc = pytest.main(list(argv[1:]) + ["-q", "-x", "-p", "no:cacheprovider", "--no-header"])
         print("RESULT", name, "killed" if rc != 0 else "survived", flush=True)

@@ -128,3 +128,18 @@ def test_coupled_pair_locking_matches_phase_model(beta):
     m = sol.ts > 3e-6
     drift = np.abs(d[m][-1] - d[m][0])
     assert drift[0] < math.pi and drift[1] > 2 * math.pi, drift
+
+
+def test_stno_row_model_has_each_oscillators_stuart_landau_limit_cycle():
+    """A 1-D row of N different STNOs (one instance, G = 1): every oscillator's Stuart–Landau coefficients
+    dz/dt = a z + b |z|² z put its limit cycle at |z|² = −Re a / Re b = p₀ and its rotation at
+    |Im a + Im b p₀| = ω₀ + N p₀, the closed forms stno_power_p0 / stno_frequency_hz (issue 10 item 6)."""
+    g = vortex_stno().gamma_g_per_s
+    ps = [vortex_stno(), vortex_stno(supercriticality=2.0), vortex_stno(gamma_g_per_s=2.0 * g)]
+    m = hm.stno_model(ps)
+    a, b = np.asarray(m.a), np.asarray(m.b)
+    assert a.shape == b.shape == (1, 3)
+    p0 = -a.real / b.real
+    np.testing.assert_allclose(p0[0], [hm.stno_power_p0(p) for p in ps], rtol=1e-12)
+    w = np.abs(a.imag + b.imag * p0)
+    np.testing.assert_allclose(w[0] / (2 * math.pi), [hm.stno_frequency_hz(p) for p in ps], rtol=1e-12)

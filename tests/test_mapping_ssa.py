@@ -116,3 +116,22 @@ def test_reduced_cells_with_harmonics_match_numpy_networks():
     a = adler_cells(ratio * thr, thr, backend="cells", **kw)
     n = adler_cells(ratio * thr, thr, backend="numpy", **kw)
     assert np.allclose(a.mean_cos, n.mean_cos, atol=1e-9)
+
+
+def test_adler_window_bound_holds_for_drifting_pairs_and_is_undefined_when_locked():
+    """dφ/dt = Δω − thr sin φ: for a drifting pair ∫cos φ dt = −ln(Δω − thr sin φ)/thr, so
+    |⟨cos φ⟩_W| ≤ ln((Δω + thr)/(Δω − thr))/(thr W) from any start (checked by RK4 from 64 initial phases);
+    a locked pair (Δω ≤ thr) has no such bound: NaN."""
+    dw, thr, W = np.array([1.5, 3.0]), np.array([1.0, 1.0]), 2.0
+    b = adler_window_error_bound(dw, thr, W)
+    phi = np.linspace(0, 2 * np.pi, 64, endpoint=False)[:, None] + np.zeros(2)
+    n, acc = 4000, np.zeros((64, 2))
+    h = W / n
+    f = lambda p: dw - thr * np.sin(p)  # noqa: E731
+    for _ in range(n):  # RK4; the cos average by the midpoint rule (O(h²))
+        k1 = f(phi); k2 = f(phi + h / 2 * k1); k3 = f(phi + h / 2 * k2); k4 = f(phi + h * k3)  # noqa: E702
+        acc += np.cos(phi + h / 2 * k2) * h
+        phi = phi + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    m = np.abs(acc / W).max(axis=0)
+    assert np.all(m <= b * (1 + 1e-3))
+    assert np.isnan(adler_window_error_bound(np.array([0.5, 1.0]), np.array([1.0, 1.0]), W)).all()
