@@ -123,6 +123,13 @@ def chip_from_json(d: dict, model=None) -> Chip:
     if not isinstance(d["static_digital"], list) or not all(
             isinstance(s, dict) and set(s) == {"name", "shape"} for s in d["static_digital"]):
         raise ValueError("static_digital must be a list of {name, shape} objects")
+    for i, sd in enumerate(d["static_digital"]):
+        if not isinstance(sd["name"], str):
+            raise ValueError(f"static_digital[{i}].name must be a string, got {sd['name']!r}")
+        shp = sd["shape"]
+        if not isinstance(shp, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                                                for n in shp):
+            raise ValueError(f"static_digital[{i}].shape must be a list of non-negative integers, got {shp!r}")
     if not isinstance(d["resources"], dict):
         raise ValueError("resources must be an object")
     with _named("model"):

@@ -5,10 +5,19 @@ allowed), and RuntimeWarnings are turned into errors. A test that studies non-fi
 opts out with ``@pytest.mark.allow_fp_errors``.
 """
 
+import os
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# Property tests: the default suite replays the same examples every run (one seed, one answer: a CI result does
+# not depend on luck, and no example database carries state between runs); HYPOTHESIS_PROFILE=explore searches
+# afresh with a database, to hunt for new counterexamples outside CI.
+settings.register_profile("default-suite", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default-suite"))
 
 
 def pytest_configure(config):

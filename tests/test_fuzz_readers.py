@@ -337,3 +337,21 @@ def test_corrupt_safetensors_is_refused_naming_the_file(ckpt_dir, tmp_path_facto
         assert "model.safetensors" in str(exc) or str(d) in str(exc), str(exc)
         return
     _check_loaded(model)
+
+
+@pytest.mark.parametrize("shape", [None, "x", [2, None], [-1], [True]])
+def test_chip_json_static_digital_shape_is_validated_by_name(tmp_path, shape):
+    """The counterexample hypothesis found (static_digital[i].shape = null) and its relatives."""
+    import json
+
+    from mapping import ChipConfig, compile, load_chip
+    from oscsim.nn.kuramoto import KuramotoConfig, KuramotoLM
+
+    torch.manual_seed(0)
+    model = KuramotoLM(KuramotoConfig(k=8, n_heads=2, n_layers=1, seq_len=8))
+    path = compile(model, ChipConfig()).save(tmp_path / "chip.json")
+    d = json.loads(path.read_text())
+    d["static_digital"][0]["shape"] = shape
+    path.write_text(json.dumps(d))
+    with pytest.raises(ValueError, match=r"static_digital\[0\]\.shape"):
+        load_chip(path, model=model)
