@@ -195,8 +195,28 @@ class RingOscillatorParams:
         return replace(self, **changes)
 
 
+class _TwoTerminalCoupler:
+    """Behaviour shared by couplers joining two nodes (resistor, transmission gate): current flows both ways,
+    so the receiver loads the source and only a positive, symmetric coupling is realised (SSA pairs)."""
+
+    bidirectional = True
+    unilateral = False
+
+    def can_realise(self, sign: int = 1, one_way: bool = False) -> bool:
+        """Only a positive, symmetric coupling."""
+        return sign > 0 and not one_way
+
+    def require(self, sign: int = 1, one_way: bool = False, argument: str = "coupler"):
+        _require(self, sign, one_way, argument)
+        return self
+
+    def power(self, device, delta_rad: float = math.pi / 2) -> float:
+        """Static dissipation [W] between two copies of ``device`` (a ring) at phase difference Δ."""
+        return _coupler_power(self, device, delta_rad)
+
+
 @dataclass(frozen=True, kw_only=True)
-class ResistiveCoupler:
+class ResistiveCoupler(_TwoTerminalCoupler):
     """A resistor between one node of ring a and one node of ring b."""
 
     resistance_ohm: float
@@ -213,26 +233,11 @@ class ResistiveCoupler:
     def conductance_s(self) -> float:
         return 1.0 / self.resistance_ohm
 
-    bidirectional = True
-    """A resistor carries current both ways: the receiver loads the source (symmetric coupling only)."""
-    unilateral = False
     kind = "resistive"
-
-    def can_realise(self, sign: int = 1, one_way: bool = False) -> bool:
-        """A resistor between two nodes realises only a positive, symmetric coupling."""
-        return sign > 0 and not one_way
-
-    def require(self, sign: int = 1, one_way: bool = False, argument: str = "coupler"):
-        _require(self, sign, one_way, argument)
-        return self
-
-    def power(self, device, delta_rad: float = math.pi / 2) -> float:
-        """Static dissipation [W] between two copies of ``device`` (a ring) at phase difference Δ."""
-        return _coupler_power(self, device, delta_rad)
 
 
 @dataclass(frozen=True, kw_only=True)
-class TransmissionGateCoupler:
+class TransmissionGateCoupler(_TwoTerminalCoupler):
     """A CMOS transmission gate (NMOS gate at V_DD, PMOS gate at 0) between two nodes, always on.
 
     Uses the ring's transistor model (KP, VTO, LAMBDA) with its own W and L.
@@ -251,22 +256,7 @@ class TransmissionGateCoupler:
         _positive(self, "w_n_m", "w_p_m", "l_m")
         _nonneg(self, "sigma_rel")
 
-    bidirectional = True
-    """A pass gate conducts both ways (symmetric coupling only)."""
-    unilateral = False
     kind = "transmission-gate"
-
-    def can_realise(self, sign: int = 1, one_way: bool = False) -> bool:
-        """A transmission gate between two nodes realises only a positive, symmetric coupling."""
-        return sign > 0 and not one_way
-
-    def require(self, sign: int = 1, one_way: bool = False, argument: str = "coupler"):
-        _require(self, sign, one_way, argument)
-        return self
-
-    def power(self, device, delta_rad: float = math.pi / 2) -> float:
-        """Static dissipation [W] between two copies of ``device`` (a ring) at phase difference Δ."""
-        return _coupler_power(self, device, delta_rad)
 
 
 @dataclass(frozen=True, kw_only=True)
