@@ -61,7 +61,7 @@ from hw_models.mosfet import ids_nmos
 
 from .kuramoto_chip import KuramotoChipOutput
 from .readout import PhaseReadout, free_running_samples, wrap
-from .seeds import PURPOSE, sequence_rng, stream_seeds
+from .seeds import PURPOSE, keyed_normals, sequence_rng, stream_seeds
 
 __all__ = ["CircuitDevice", "circuit_device", "network_rhs", "network_rhs_np", "CircuitHead", "build_head",
            "simulate_heads", "circuit_chip_step", "check_circuit_supported", "DEFAULT_STEPS_PER_PERIOD"]
@@ -69,7 +69,7 @@ __all__ = ["CircuitDevice", "circuit_device", "network_rhs", "network_rhs_np", "
 DEFAULT_STEPS_PER_PERIOD = 100
 """Integration steps per ring period (RK4 / stochastic Heun); the measured step study is in BENCHMARKS.md."""
 
-_HDR = 10  # T, n, k_tap, w1, w2, vmid, vdd, lam_n, lam_p, coupled
+_HDR = 14  # T, n, k_tap, w1, w2, vmid, vdd, lam_n, lam_p, coupled, K_f, flicker-rate offset, t_off [s], ε [s]
 _PER_NODE = 5  # vtn, vtp, beta_n, beta_p, 1/C
 READ_CYCLES = 2.5
 """Free-running readout window after τ_s [cycles]: the first 0.25 cycle is skipped (coupler switch-off
@@ -80,6 +80,8 @@ macromodel."""
 _READ_SKIP_CYCLES = 0.25  # crossings this soon after the couplers switch off are not used (coupler transient)
 _READ_CHUNK_RINGS = 16384  # rings per readout engine call (≈ 160 MB of saved waveforms at T/100)
 _MAX_GROUP_FLOATS = 4_000_000  # parameters per engine call (32 MB): chunking bound, not a model number
+_MAX_SAVED_FLOATS = 20_000_000  # saved states per engine call (160 MB): chunking bound, not a model number
+_T_NEVER = 1e300  # t_off of a head that is not switched: couplers on for the whole run [s]
 
 
 # ------------------------------------------------------------------------------------------- device data
@@ -205,9 +207,27 @@ def check_circuit_supported(kind: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------ right-hand side
+@numba.njit(cache=True, fastmath={"reassoc", "contract"})
+def _coupler_currents(p, g0, T, n, fac, src, dydt):
+    """dydt[r n] = fac Σ_{u<r} G_{r,u} src_u [A] (the lower-triangular coupler product of one network).
+
+    Reassociation lets the compiler vectorise each row's sum (order of a sum of ≤ 127 terms: rounding only,
+    ~1e-16 relative); nothing else is relaxed, and the MOSFET currents stay strict."""
+    for r in range(T):
+        row = g0 + r * T
+        acc = 0.0
+        for u in range(r):
+            acc += p[row + u] * src[u]
+        dydt[r * n] = fac * acc
+
+
 @numba.njit(cache=True)
 def network_rhs(t, y, p, dydt):
-    """dV/dt [V/s] of T coupled rings (one group of :class:`oscsim.engine.CustomODE`); layout in module docs."""
+    """dV/dt [V/s] of T coupled rings (one group of :class:`oscsim.engine.CustomODE`); layout in module docs.
+
+    State: the T·n node voltages [V], then (flicker on) K_f OU currents [A] per node, node-major. The couplers
+    act for t < t_off − ε, at half strength for |t − t_off| ≤ ε (the switching instant: the value of a step
+    function that keeps the trapezoid and RK4 weights of the coupled window exactly τ_s) and not after."""
     T = int(p[0])
     n = int(p[1])
     kt = int(p[2])
@@ -217,6 +237,22 @@ def network_rhs(t, y, p, dydt):
     vdd = p[6]
     lam_n = p[7]
     lam_p = p[8]
+    kf = int(p[10])
+    D0 = T * n
+    fac = 0.0
+    if p[9] != 0.0 and T > 1:
+        if t < p[12] - p[13]:
+            fac = 1.0
+        elif t <= p[12] + p[13]:
+            fac = 0.5
+    if fac != 0.0:
+        src = np.empty(T)
+        for u in range(T):
+            src[u] = w1 * (y[u * n] - vmid) + w2 * (y[u * n + kt] - vmid)
+        _coupler_currents(p, _HDR + _PER_NODE * D0, T, n, fac, src, dydt)
+    else:
+        for r in range(T):
+            dydt[r * n] = 0.0
     for r in range(T):
         for k in range(n):
             i = r * n + k
@@ -224,44 +260,53 @@ def network_rhs(t, y, p, dydt):
             o = _HDR + _PER_NODE * i
             vin = y[j]
             vout = y[i]
-            ip = ids_nmos(-vin, -vout, -vdd, -p[o + 1], p[o + 3], lam_p)
-            i_n = ids_nmos(vin, vout, 0.0, p[o], p[o + 2], lam_n)
-            dydt[i] = (ip - i_n) * p[o + 4]
-    if p[9] != 0.0 and T > 1:
-        g0 = _HDR + _PER_NODE * n * T
-        src = np.empty(T)
-        for u in range(T):
-            src[u] = w1 * (y[u * n] - vmid) + w2 * (y[u * n + kt] - vmid)
-        for r in range(1, T):
-            row = g0 + r * T
-            acc = 0.0
-            for u in range(r):
-                acc += p[row + u] * src[u]
-            dydt[r * n] += acc * p[_HDR + _PER_NODE * r * n + 4]
+            cur = ids_nmos(-vin, -vout, -vdd, -p[o + 1], p[o + 3], lam_p) - ids_nmos(vin, vout, 0.0, p[o], p[o + 2], lam_n)
+            if k == 0:
+                cur += dydt[i]
+            for q in range(kf):  # flicker: the node's OU currents
+                cur += y[D0 + i * kf + q]
+            dydt[i] = cur * p[o + 4]
+    if kf > 0:
+        fo = int(p[11])
+        for i in range(D0):
+            for q in range(kf):
+                m = D0 + i * kf + q
+                dydt[m] = -p[fo + q] * y[m]
 
 
-def network_rhs_np(y, p):
-    """NumPy twin of :func:`network_rhs` for a batch: y (G, D), p (G, P) -> dV/dt (G, D)."""
+def network_rhs_np(y, p, t=0.0):
+    """NumPy twin of :func:`network_rhs` for a batch: y (G, D), p (G, P) -> dy/dt (G, D) at time t [s]."""
     from hw_models.mosfet import ids_nmos_np
 
     y = np.atleast_2d(y)
     p = np.atleast_2d(p)
     T, n, kt = (int(x) for x in p[0, :3])
+    kf = int(p[0, 10])
     w1, w2, vmid, vdd, lam_n, lam_p = (p[:, i:i + 1] for i in range(3, 9))
     D = T * n
     node = p[:, _HDR:_HDR + _PER_NODE * D].reshape(len(p), D, _PER_NODE)
     idx = np.arange(D)
     prev = (idx // n) * n + (idx % n - 1) % n
-    vin, vout = y[:, prev], y
+    v = y[:, :D]
+    vin, vout = v[:, prev], v
     ip = ids_nmos_np(-vin, -vout, -vdd, -node[..., 1], node[..., 3], lam_p)
     i_n = ids_nmos_np(vin, vout, 0.0, node[..., 0], node[..., 2], lam_n)
-    d = (ip - i_n) * node[..., 4]
+    cur = ip - i_n
+    out = np.zeros_like(y)
+    if kf:
+        ou = y[:, D:].reshape(len(p), D, kf)
+        cur = cur + ou.sum(-1)
+        fo = int(p[0, 11])
+        out[:, D:] = (-p[:, None, fo:fo + kf] * ou).reshape(len(p), D * kf)
     if p[0, 9] != 0.0 and T > 1:
+        t_off, eps = p[:, 12:13], p[:, 13:14]
+        fac = np.where(t < t_off - eps, 1.0, np.where(t <= t_off + eps, 0.5, 0.0))
         G = p[:, _HDR + _PER_NODE * D:_HDR + _PER_NODE * D + T * T].reshape(len(p), T, T)
         G = np.tril(G, -1)
-        src = w1 * (y[:, 0::n] - vmid) + w2 * (y[:, kt::n] - vmid)
-        d[:, 0::n] += np.einsum("gtu,gu->gt", G, src) * node[:, 0::n, 4]
-    return d
+        src = w1 * (v[:, 0::n] - vmid) + w2 * (v[:, kt::n] - vmid)
+        cur[:, 0::n] += fac * np.einsum("gtu,gu->gt", G, src)
+    out[:, :D] = cur * node[..., 4]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- one head
@@ -282,6 +327,10 @@ class CircuitHead:
         Integrator the head was calibrated for (RK4 or stochastic Heun at T/steps).
     device : CircuitDevice
     calibration : RingCalibration or None
+    flicker : hw_models.FlickerNoise or None
+        The 1/f node-current noise bank integrated with the head (None: white thermal noise only).
+    flicker_std_a, flicker_sigma : (K_f,)
+        Stationary std [A] of each OU current (its start draw) and its engine noise amplitude sqrt(2vγ) [A/√s].
     """
 
     params: np.ndarray
@@ -297,6 +346,9 @@ class CircuitHead:
     stochastic: bool
     device: CircuitDevice
     calibration: object = None
+    flicker: object = None
+    flicker_std_a: np.ndarray = None
+    flicker_sigma: np.ndarray = None
 
 
 def place_on_limit_cycle(dev: CircuitDevice, theta, cycle=None) -> np.ndarray:
@@ -366,7 +418,7 @@ def _ring_rows(dev: CircuitDevice, dvn, dvp, c_load) -> np.ndarray:
     N, n = c_load.shape
     hdr = np.zeros((N, _HDR))
     hdr[:] = (1, n, dev.tap_node, dev.weights[0], dev.weights[1], 0.5 * ring.vdd_v, ring.vdd_v,
-              ring.lambda_n_per_v, ring.lambda_p_per_v, 0.0)
+              ring.lambda_n_per_v, ring.lambda_p_per_v, 0.0, 0, 0, _T_NEVER, 0.0)
     node = np.stack([ring.vto_n_v + dvn, ring.vto_p_v + dvp, np.full((N, n), ring.beta_n_a_per_v2),
                      np.full((N, n), ring.beta_p_a_per_v2), 1.0 / c_load], axis=-1)
     return np.concatenate([hdr, node.reshape(N, -1)], axis=1)
@@ -479,7 +531,7 @@ def place_on_own_cycle(cal: RingCalibration, theta, index=None) -> np.ndarray:
 
 def build_head(dev: CircuitDevice, theta0, coupling_rad_per_cycle, *, steps_per_period: int, stochastic: bool,
                freq_residual_rel=None, mismatch=None, noise: bool = False, calibration=None,
-               calibration_index=None) -> CircuitHead:
+               calibration_index=None, flicker=None) -> CircuitHead:
     """Pack G networks of T rings, trimmed and placed on their own limit cycles.
 
     Parameters
@@ -498,6 +550,9 @@ def build_head(dev: CircuitDevice, theta0, coupling_rad_per_cycle, *, steps_per_
     calibration : RingCalibration, optional
         Reuse a calibration (same mismatch, step and solver); ``calibration_index`` (G·T,) maps every ring of
         the head to its calibration row (rings shared by several sequences are calibrated once).
+    flicker : hw_models.FlickerNoise, optional
+        1/f drain-current noise at every node (with ``noise`` only): its OU bank (rates, per-process variance
+        S_w f_c ln r, S_w the node's white PSD) becomes K_f extra states per node (see the module notes).
     """
     ring = dev.ring
     theta0 = np.asarray(theta0, float)
@@ -532,63 +587,73 @@ def build_head(dev: CircuitDevice, theta0, coupling_rad_per_cycle, *, steps_per_
     # load trim: all loads of a ring scaled by one factor (its time scales exactly) to f_ref (1 + residual)
     trim = per_ref / per / (1.0 + resid)
     c_load = c0 * trim[..., None]
-    P = _HDR + _PER_NODE * T * n + T * T
+    use_flicker = flicker is not None and bool(noise)
+    kf = flicker.n_processes if use_flicker else 0
+    P = _HDR + _PER_NODE * T * n + T * T + kf
     p = np.zeros((G, P))
     p[:, :_HDR] = (T, n, dev.tap_node, dev.weights[0], dev.weights[1], 0.5 * ring.vdd_v, ring.vdd_v,
-                   ring.lambda_n_per_v, ring.lambda_p_per_v, 1.0)
+                   ring.lambda_n_per_v, ring.lambda_p_per_v, 1.0, kf, _HDR + _PER_NODE * T * n + T * T,
+                   _T_NEVER, 0.0)
     node = np.stack([ring.vto_n_v + dvn, ring.vto_p_v + dvp,
                      np.full((G, T, n), ring.beta_n_a_per_v2), np.full((G, T, n), ring.beta_p_a_per_v2),
                      1.0 / c_load], axis=-1)
     p[:, _HDR:_HDR + _PER_NODE * T * n] = node.reshape(G, -1)
-    p[:, _HDR + _PER_NODE * T * n:] = gm.reshape(G, -1)
+    p[:, _HDR + _PER_NODE * T * n:_HDR + _PER_NODE * T * n + T * T] = gm.reshape(G, -1)
     sig = np.zeros((G, T * n))
     if noise:
         sig = np.sqrt(dev.s_i_a2_per_hz / 2.0) / c_load.reshape(G, T * n)
+    fl_std = fl_sig = np.zeros(0)
+    if use_flicker:
+        rates = flicker.rates()
+        p[:, _HDR + _PER_NODE * T * n + T * T:] = rates
+        # each OU current: variance v = S_w f_c ln r (hw_models.flicker), dx = −γx dt + sqrt(2vγ) dW
+        v = flicker.variance(dev.s_i_a2_per_hz)
+        fl_std = np.full(kf, math.sqrt(v))
+        fl_sig = np.sqrt(2.0 * v * rates)
     return CircuitHead(params=p, y0=y0.reshape(G, T * n), sigma=sig, theta0=theta0, gm=gm, c_load=c_load,
                        dvt_n=dvn, dvt_p=dvp, trim=trim, steps_per_period=int(steps_per_period),
-                       stochastic=bool(stochastic), device=dev, calibration=calibration)
+                       stochastic=bool(stochastic), device=dev, calibration=calibration,
+                       flicker=flicker if use_flicker else None, flicker_std_a=fl_std, flicker_sigma=fl_sig)
 
 
-def _uncoupled_params(params: np.ndarray) -> np.ndarray:
-    """(G·T, P1) single-ring parameter rows (couplers off) from packed network rows (G, P)."""
-    G = params.shape[0]
-    T, n = int(params[0, 0]), int(params[0, 1])
-    node = params[:, _HDR:_HDR + _PER_NODE * T * n].reshape(G * T, _PER_NODE * n)
-    hdr = np.broadcast_to(params[:1, :_HDR], (G * T, _HDR)).copy()
-    hdr[:, 0] = 1
-    hdr[:, 9] = 0.0
-    return np.concatenate([hdr, node], axis=1)
-
-
-def _integrate(params, y0, sigma, t1, dt, seed, stochastic, save_every=None):
-    """Engine call over chunks of groups: returns the final states (G, D), or (ts, ys (S, G, D)) when saving.
+def _integrate(params, y0, sigma, t1, dt, seed, stochastic, save_every=None, save_from=None, keep=None):
+    """Engine call over chunks of groups: returns the final states (G, D), or (ts, ys (S, G, D')) when saving.
 
     ``stochastic``: stochastic Heun (also when ``sigma`` is zero, for the reference calibration), else RK4.
     ``seed``: an int, or one stream seed per group (G,) (noise independent of the batch composition).
+    ``save_every``: save every k-th step; ``save_from``: save every step from this step index on (the readout
+    window only); ``keep``: state columns kept of what is saved (D' of them; default all).
     """
-    from oscsim.engine import RK4, CustomODE, SaveEvery, StochasticHeun, simulate
+    from oscsim.engine import RK4, CustomODE, SaveAt, SaveEvery, StochasticHeun, simulate
 
     G, D = y0.shape
     n_steps = max(int(round(t1 / dt)), 1)
     dt = t1 / n_steps
     noisy = bool(stochastic)
+    saving = bool(save_every) or save_from is not None
     chunk = max(1, _MAX_GROUP_FLOATS // params.shape[1])
+    if saving:
+        n_saved = (n_steps // max(int(save_every or 1), 1) + 2) if save_from is None else n_steps - int(save_from) + 1
+        chunk = min(chunk, max(1, _MAX_SAVED_FLOATS // (n_saved * D)))
     finals, series, ts = [], [], None
     per_group = np.ndim(seed) > 0
     for c, g0 in enumerate(range(0, G, chunk)):
         sl = slice(g0, g0 + chunk)
         model = CustomODE(network_rhs, params[sl], D, sigma=sigma[sl] if noisy else 0.0)
         solver = StochasticHeun() if noisy else RK4()
-        save = SaveEvery(save_every if save_every else n_steps)
+        if save_from is not None:
+            save = SaveAt(dt * np.arange(int(save_from), n_steps + 1))
+        else:
+            save = SaveEvery(save_every if save_every else n_steps)
         s_c = np.asarray(seed, dtype=np.uint64)[sl] if per_group else int(seed) + 104729 * c
         sol = simulate(model, solver, 0.0, n_steps * dt, dt, y0[sl], save=save, seed=s_c if noisy else None)
         ys = np.asarray(sol.ys)
-        if save_every:
-            series.append(ys)
+        if saving:
+            series.append(ys if keep is None else ys[:, :, keep])
             ts = np.asarray(sol.ts)
         else:
             finals.append(ys[-1])
-    if save_every:
+    if saving:
         return ts, np.concatenate(series, axis=1)
     return np.concatenate(finals, axis=0)
 
@@ -640,45 +705,50 @@ def _reference_offset(dev: CircuitDevice, settle_cycles: float, steps_per_period
     return float(np.angle(np.mean(np.exp(1j * d)))), float(np.std(d))
 
 
-def _run_readout(head: CircuitHead, settle_cycles: float, seed: int, offset: float, waves: dict | None = None):
+def _flicker_start(head: CircuitHead, seed) -> np.ndarray:
+    """Stationary start of the OU currents (G, T·n·K_f) [A], keyed on each network's stream seed (or ``seed``)."""
+    G, T = head.theta0.shape
+    m = T * head.device.ring.n_stages * head.flicker.n_processes
+    if np.ndim(seed):
+        z = keyed_normals(stream_seeds(0, np.asarray(seed, dtype=np.uint64)[:, None], np.arange(m)[None, :]))
+    else:
+        z = np.random.default_rng([int(seed), 0xF1]).standard_normal((G, m))
+    return z * np.tile(head.flicker_std_a, m // head.flicker.n_processes)[None, :]
+
+
+def _run_readout(head: CircuitHead, settle_cycles: float, seed, offset: float, waves: dict | None = None):
+    """One engine run per chunk of networks: couplers on for τ_s, then off (switched inside
+    :func:`network_rhs`) while every ring free-runs through the readout window, whose node-0 samples give the
+    phases (:func:`_read_phases`)."""
     dev = head.device
     G, T = head.theta0.shape
     n = dev.ring.n_stages
-    dt = dev.period_s / head.steps_per_period
-    _, per_ref = _numerical_cycle(dev, dt, head.stochastic)
+    dt0 = dev.period_s / head.steps_per_period
+    _, per_ref = _numerical_cycle(dev, dt0, head.stochastic)
     settle_s = float(settle_cycles) * per_ref
-    if waves is None or "v0" not in waves:
-        y1 = _integrate(head.params, head.y0, head.sigma, settle_s, dt, seed, head.stochastic)
-    else:  # keep node 0 of every ring through the settle window (plots)
-        ts0, ys0 = _integrate(head.params, head.y0, head.sigma, settle_s, dt, seed, head.stochastic, save_every=1)
-        y1 = ys0[-1]
-        waves["t"], waves["v0"] = ts0, ys0[:, :, 0::n]
-    # couplers off: every ring free-runs alone through the readout window (one engine group per ring), in
-    # chunks of rings so that the saved waveforms stay small (the engine saves every node)
-    p1 = _uncoupled_params(head.params)
-    yr, sr = y1.reshape(G * T, n), head.sigma.reshape(G * T, n)
-    psi, slope = np.empty(G * T), np.empty(G * T)
-    chunk = _READ_CHUNK_RINGS
-    for c, r0 in enumerate(range(0, G * T, chunk)):
-        sl = slice(r0, min(G * T, r0 + chunk))
-        if np.ndim(seed):  # each ring's readout stream keyed on its network's stream and its index
-            rs = stream_seeds(0, np.asarray(seed, dtype=np.uint64)[:, None], np.arange(T)[None, :]).reshape(-1)[sl]
-        else:
-            rs = int(seed) + 7 + 7919 * c
-        ts, ys = _integrate(p1[sl], yr[sl], sr[sl], READ_CYCLES * per_ref, dt, rs, head.stochastic, save_every=1)
-        # the readout run's clock starts at τ_s
-        psi[sl], slope[sl] = _read_phases(2 * math.pi / per_ref, 0.5 * dev.ring.vdd_v, settle_s + ts, ys[:, :, 0],
-                                          settle_s + _READ_SKIP_CYCLES * per_ref, settle_s, return_slope=True)
-        if waves is not None and "v0" in waves:
-            waves.setdefault("read_v0", []).append(ys[1:, :, 0])
-            waves["read_t"] = ts
-    if waves is not None:
-        waves["slope_rad_per_cycle"] = (slope * per_ref).reshape(G, T)
-    if waves is not None and "v0" in waves:
-        waves["t"] = np.concatenate([waves["t"], settle_s + waves["read_t"][1:]])
-        waves["v0"] = np.concatenate([waves["v0"], np.concatenate(waves.pop("read_v0"), axis=1).reshape(-1, G, T)])
+    n_set = max(int(round(settle_s / dt0)), 1)
+    dt = settle_s / n_set  # the switch-off lies on the step grid
+    n_read = int(math.ceil(READ_CYCLES * per_ref / dt))
+    p = head.params.copy()
+    p[:, 12] = settle_s
+    p[:, 13] = 0.25 * dt  # the switching instant: grid point τ_s only (RK4's mid-points lie dt/2 away)
+    y0, sig = head.y0, head.sigma
+    if head.flicker is not None:
+        y0 = np.concatenate([y0, _flicker_start(head, seed)], axis=1)
+        sig = np.concatenate([sig, np.tile(head.flicker_sigma, T * n)[None, :].repeat(G, 0)], axis=1)
+    plots = waves is not None and "v0" in waves
+    ts, v0 = _integrate(p, y0, sig, (n_set + n_read) * dt, dt, seed, head.stochastic,
+                        save_every=1 if plots else None, save_from=None if plots else n_set,
+                        keep=np.arange(0, T * n, n))
+    if plots:  # keep node 0 of every ring through the settle and readout windows
+        waves["t"], waves["v0"] = ts, v0
         waves["omega"] = 2 * math.pi / per_ref
         waves["offset"] = offset
+    r = ts >= settle_s * (1 - 1e-12)
+    psi, slope = _read_phases(2 * math.pi / per_ref, 0.5 * dev.ring.vdd_v, ts[r], v0[r].reshape(int(r.sum()), G * T),
+                              settle_s + _READ_SKIP_CYCLES * per_ref, settle_s, return_slope=True)
+    if waves is not None:
+        waves["slope_rad_per_cycle"] = (slope * per_ref).reshape(G, T)
     return wrap(psi - offset).reshape(G, T)
 
 

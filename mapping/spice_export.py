@@ -23,7 +23,8 @@ import numpy as np
 
 from hw_models.spice import run_ngspice, transconductor_network_netlist
 
-from .circuit_chip import READ_CYCLES, _READ_SKIP_CYCLES, CircuitHead, _read_phases, place_on_limit_cycle
+from .circuit_chip import (_HDR, _PER_NODE, READ_CYCLES, _READ_SKIP_CYCLES, CircuitHead, _read_phases,
+                           place_on_limit_cycle)
 from .readout import wrap
 
 __all__ = ["SPICE_MAX_TOKENS", "SPICE_MAX_RINGS", "head_netlist", "run_head_spice"]
@@ -50,6 +51,9 @@ def head_netlist(head: CircuitHead, *, settle_cycles: float, groups=None, title:
     G, T = head.theta0.shape
     n = dev.ring.n_stages
     groups = list(range(G)) if groups is None else [int(g) for g in groups]
+    if getattr(head, "flicker", None) is not None:
+        raise ValueError("head: the SPICE export is a noise-free transient (no thermal or flicker sources); build "
+                         "the head with noise=False")
     if T > SPICE_MAX_TOKENS:
         raise ValueError(f"--seq-len: the SPICE export allows T <= {SPICE_MAX_TOKENS} tokens per network, got {T}")
     if T < 2:
@@ -63,7 +67,7 @@ def head_netlist(head: CircuitHead, *, settle_cycles: float, groups=None, title:
     t_stop = t_settle + READ_CYCLES * per
     t_step = per / _STEPS_PER_PERIOD
     P = head.params
-    node = P[:, 10:10 + 5 * T * n].reshape(G, T, n, 5)
+    node = P[:, _HDR:_HDR + _PER_NODE * T * n].reshape(G, T, n, _PER_NODE)
     ref_theta = 2 * math.pi * np.arange(T) / T
     vto_n = np.concatenate([node[groups, :, :, 0], np.full((1, T, n), ring.vto_n_v)])
     vto_p = np.concatenate([node[groups, :, :, 1], np.full((1, T, n), ring.vto_p_v)])
