@@ -292,6 +292,11 @@ class ChipConfig:
         Spin-torque chips: ``phase`` the phase macromodel, ``amplitude`` the complex-amplitude network
         (Kuramoto chips), ``auto`` the phase model only where its reduction is valid (settle window of several
         1/Γ_p, coupling ≪ Γ_p; :mod:`mapping.stno_chip`). Ignored by other devices.
+    flicker : bool
+        1/f drain-current noise at every ring node in the circuit model (``ring-circuit`` only, with ``noise``):
+        the OU bank of :func:`hw_models.cmos_65nm_flicker` (1 MHz corner, assumed; band 1 kHz–100 MHz, 11
+        processes per node) integrated with the node SDEs (:mod:`mapping.circuit_chip`). Default false, as the
+        macromodel chips, which have no flicker process.
     coupling, readout, ssa, energy : CouplingConfig, ReadoutConfig, SSAConfig, EnergyConfig
     injection : InjectionConfig
         How token phases are written (:mod:`mapping.injection`): ``ideal`` or Adler injection locking.
@@ -309,6 +314,7 @@ class ChipConfig:
     norm_reference: str = "chip"
     calibration_temperature_k: float | None = None
     stno_model: str = "auto"
+    flicker: bool = False
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
@@ -325,7 +331,7 @@ class ChipConfig:
         t = _check_pos("temperature_k", self.temperature_k)
         if t > 1000:
             raise ValueError(f"temperature_k must be in (0, 1000] K, got {t}")
-        for name in ("noise", "mismatch"):
+        for name in ("noise", "mismatch", "flicker"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if isinstance(self.mismatch_seed, bool) or not isinstance(self.mismatch_seed, int) or self.mismatch_seed < 0:
@@ -338,6 +344,9 @@ class ChipConfig:
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
         _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))
+        if self.flicker and self.device != "ring-circuit":
+            raise ValueError(f"flicker = true is simulated at circuit level only (device = 'ring-circuit'); the "
+                             f"{self.device!r} chip has no flicker process (set flicker = false)")
         if isinstance(self.calibration_temperature_k, str) and self.calibration_temperature_k.lower() == "none":
             object.__setattr__(self, "calibration_temperature_k", None)
         if self.calibration_temperature_k is not None:
@@ -379,6 +388,7 @@ class ChipConfig:
             base,
             device="ideal",
             noise=False,
+            flicker=False,
             mismatch=False,
             trim_bits=None,
             coupling=dataclasses.replace(self.coupling, bits=None, gain_bits=None, gain_range=1e6, range=1e6),
