@@ -69,7 +69,8 @@ __all__ = ["CircuitDevice", "circuit_device", "network_rhs", "network_rhs_np", "
 DEFAULT_STEPS_PER_PERIOD = 100
 """Integration steps per ring period (RK4 / stochastic Heun); the measured step study is in BENCHMARKS.md."""
 
-_HDR = 14  # T, n, k_tap, w1, w2, vmid, vdd, lam_n, lam_p, coupled, K_f, flicker-rate offset, t_off [s], ε [s]
+_HDR = 17  # T, n, k_tap, w1, w2, vmid, vdd, lam_n, lam_p, coupled, K_f, flicker-rate offset, t_off [s], ε [s],
+# injection amplitude I [A] (0: none), ω_ref [rad/s], offset of the T injection phases
 _PER_NODE = 5  # vtn, vtp, beta_n, beta_p, 1/C
 READ_CYCLES = 2.5
 """Free-running readout window after τ_s [cycles]: the first 0.25 cycle is skipped (coupler switch-off
@@ -261,6 +262,10 @@ def network_rhs(t, y, p, dydt):
     else:
         for r in range(T):
             dydt[r * n] = 0.0
+    if p[14] != 0.0:  # injection locking: I cos(ω_ref t + φ_r) into node 0 of every ring
+        po = int(p[16])
+        for r in range(T):
+            dydt[r * n] += p[14] * math.cos(p[15] * t + p[po + r])
     for r in range(T):
         for k in range(n):
             i = r * n + k
@@ -313,6 +318,9 @@ def network_rhs_np(y, p, t=0.0):
         G = np.tril(G, -1)
         src = w1 * (v[:, 0::n] - vmid) + w2 * (v[:, kt::n] - vmid)
         cur[:, 0::n] += fac * np.einsum("gtu,gu->gt", G, src)
+    if p[0, 14] != 0.0:
+        po = int(p[0, 16])
+        cur[:, 0::n] += p[:, 14:15] * np.cos(p[:, 15:16] * t + p[:, po:po + T])
     out[:, :D] = cur * node[..., 4]
     return out
 
@@ -335,6 +343,8 @@ class CircuitHead:
         Integrator the head was calibrated for (RK4 or stochastic Heun at T/steps).
     device : CircuitDevice
     calibration : RingCalibration or None
+    calibration_index : (G·T,) or None
+        Calibration row of every ring (None: row i for ring i).
     flicker : hw_models.FlickerNoise or None
         The 1/f node-current noise bank integrated with the head (None: white thermal noise only).
     flicker_std_a, flicker_sigma : (K_f,)
@@ -357,6 +367,7 @@ class CircuitHead:
     flicker: object = None
     flicker_std_a: np.ndarray = None
     flicker_sigma: np.ndarray = None
+    calibration_index: np.ndarray = None
 
 
 def place_on_limit_cycle(dev: CircuitDevice, theta, cycle=None) -> np.ndarray:
@@ -426,7 +437,7 @@ def _ring_rows(dev: CircuitDevice, dvn, dvp, c_load) -> np.ndarray:
     N, n = c_load.shape
     hdr = np.zeros((N, _HDR))
     hdr[:] = (1, n, dev.tap_node, dev.weights[0], dev.weights[1], 0.5 * ring.vdd_v, ring.vdd_v,
-              ring.lambda_n_per_v, ring.lambda_p_per_v, 0.0, 0, 0, _T_NEVER, 0.0)
+              ring.lambda_n_per_v, ring.lambda_p_per_v, 0.0, 0, 0, _T_NEVER, 0.0, 0.0, 0.0, 0)
     node = np.stack([ring.vto_n_v + dvn, ring.vto_p_v + dvp, np.full((N, n), ring.beta_n_a_per_v2),
                      np.full((N, n), ring.beta_p_a_per_v2), 1.0 / c_load], axis=-1)
     return np.concatenate([hdr, node.reshape(N, -1)], axis=1)
@@ -601,7 +612,7 @@ def build_head(dev: CircuitDevice, theta0, coupling_rad_per_cycle, *, steps_per_
     p = np.zeros((G, P))
     p[:, :_HDR] = (T, n, dev.tap_node, dev.weights[0], dev.weights[1], 0.5 * ring.vdd_v, ring.vdd_v,
                    ring.lambda_n_per_v, ring.lambda_p_per_v, 1.0, kf, _HDR + _PER_NODE * T * n + T * T,
-                   _T_NEVER, 0.0)
+                   _T_NEVER, 0.0, 0.0, 0.0, 0)
     node = np.stack([ring.vto_n_v + dvn, ring.vto_p_v + dvp,
                      np.full((G, T, n), ring.beta_n_a_per_v2), np.full((G, T, n), ring.beta_p_a_per_v2),
                      1.0 / c_load], axis=-1)
@@ -621,7 +632,9 @@ def build_head(dev: CircuitDevice, theta0, coupling_rad_per_cycle, *, steps_per_
     return CircuitHead(params=p, y0=y0.reshape(G, T * n), sigma=sig, theta0=theta0, gm=gm, c_load=c_load,
                        dvt_n=dvn, dvt_p=dvp, trim=trim, steps_per_period=int(steps_per_period),
                        stochastic=bool(stochastic), device=dev, calibration=calibration,
-                       flicker=flicker if use_flicker else None, flicker_std_a=fl_std, flicker_sigma=fl_sig)
+                       flicker=flicker if use_flicker else None, flicker_std_a=fl_std, flicker_sigma=fl_sig,
+                       calibration_index=None if calibration is None or calibration_index is None
+                       else np.asarray(calibration_index))
 
 
 def _integrate(params, y0, sigma, t1, dt, seed, stochastic, save_every=None, save_from=None, keep=None):
@@ -724,7 +737,26 @@ def _flicker_start(head: CircuitHead, seed) -> np.ndarray:
     return z * np.tile(head.flicker_std_a, m // head.flicker.n_processes)[None, :]
 
 
-def _run_readout(head: CircuitHead, settle_cycles: float, seed, offset: float, waves: dict | None = None):
+def _start_state(head: CircuitHead, seed, y_start=None):
+    """Start state (G, D) and noise amplitudes (G, D) of the head's engine runs (OU currents appended)."""
+    G, T = head.theta0.shape
+    n = head.device.ring.n_stages
+    sig = head.sigma
+    if head.flicker is not None:
+        sig = np.concatenate([sig, np.tile(head.flicker_sigma, T * n)[None, :].repeat(G, 0)], axis=1)
+    if y_start is not None:
+        y0 = np.asarray(y_start, float)
+        if y0.shape != sig.shape:
+            raise ValueError(f"y_start must have shape {sig.shape}, got {y0.shape}")
+        return y0, sig
+    y0 = head.y0
+    if head.flicker is not None:
+        y0 = np.concatenate([y0, _flicker_start(head, seed)], axis=1)
+    return y0, sig
+
+
+def _run_readout(head: CircuitHead, settle_cycles: float, seed, offset: float, waves: dict | None = None,
+                 y_start=None):
     """One engine run per chunk of networks: couplers on for τ_s, then off (switched inside
     :func:`network_rhs`) while every ring free-runs through the readout window, whose node-0 samples give the
     phases (:func:`_read_phases`)."""
@@ -740,10 +772,7 @@ def _run_readout(head: CircuitHead, settle_cycles: float, seed, offset: float, w
     p = head.params.copy()
     p[:, 12] = settle_s
     p[:, 13] = 0.25 * dt  # the switching instant: grid point τ_s only (RK4's mid-points lie dt/2 away)
-    y0, sig = head.y0, head.sigma
-    if head.flicker is not None:
-        y0 = np.concatenate([y0, _flicker_start(head, seed)], axis=1)
-        sig = np.concatenate([sig, np.tile(head.flicker_sigma, T * n)[None, :].repeat(G, 0)], axis=1)
+    y0, sig = _start_state(head, seed, y_start)
     plots = waves is not None and "v0" in waves
     ts, v0 = _integrate(p, y0, sig, (n_set + n_read) * dt, dt, seed, head.stochastic,
                         save_every=1 if plots else None, save_from=None if plots else n_set,
@@ -760,7 +789,8 @@ def _run_readout(head: CircuitHead, settle_cycles: float, seed, offset: float, w
     return wrap(psi - offset).reshape(G, T)
 
 
-def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed=0, return_waveforms: bool = False) -> dict:
+def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed=0, return_waveforms: bool = False,
+                   y_start=None) -> dict:
     """Integrate the networks for τ_s (couplers on), then read every ring's phase (couplers off).
 
     ``seed``: an int, or one stream seed per network (G,) (uint64, :func:`mapping.seeds.stream_seeds`).
@@ -768,15 +798,112 @@ def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed=0, return_wa
     Returns a dict: ``psi`` (G, T) read phase in the reference frame [rad], ``dtheta`` (G, T) =
     wrap(ψ̂ − θ₀) [rad], ``reference_offset_rad`` and ``reference_spread_rad`` (the phase calibration of the
     reference and its residual spread over placement phases); with ``return_waveforms`` also ``t`` (S,) [s] and
-    ``v0`` (S, G, T) node-0 voltages [V] over the settle and readout windows."""
+    ``v0`` (S, G, T) node-0 voltages [V] over the settle and readout windows. ``y_start`` (G, D): the start state
+    (e.g. what :func:`inject_rings` wrote) instead of ``head.y0`` (and a fresh draw of the OU currents)."""
     off, spread = _reference_offset(head.device, float(settle_cycles), head.steps_per_period, head.stochastic)
     waves = {"v0": None} if return_waveforms else {}
-    psi = _run_readout(head, settle_cycles, seed, off, waves)
+    psi = _run_readout(head, settle_cycles, seed, off, waves, y_start=y_start)
     out = {"psi": psi, "dtheta": wrap(psi - head.theta0), "reference_offset_rad": off,
            "reference_spread_rad": spread, "slope_rad_per_cycle": waves["slope_rad_per_cycle"]}
     if return_waveforms:
         out.update(t=waves["t"], v0=waves["v0"])
     return out
+
+
+# --------------------------------------------------------------------------------------------- injection
+def injection_drive(dev: CircuitDevice, strength_rad_per_cycle: float, steps_per_period: int, stochastic: bool):
+    """Current amplitude I [A], PPV phase α [rad] and reference ω_ref [rad/s] that lock the nominal ring with
+    Adler strength K = ``strength_rad_per_cycle`` through node 0 (:func:`hw_models.injection.ring_injection_current`,
+    K = I |V₁| / C), in the frame of the chip's numerical reference (the readout's ω_ref)."""
+    from hw_models.injection import ring_injection_current
+
+    _, per_ref = _numerical_cycle(dev, dev.period_s / int(steps_per_period), bool(stochastic))
+    cur = ring_injection_current(dev.ring, float(strength_rad_per_cycle) / per_ref)
+    return cur["amplitude_a"], cur["ppv_phase_rad"], 2 * math.pi / per_ref
+
+
+def inject_rings(head: CircuitHead, *, cycles: float, strength_rad_per_cycle: float, psi0, seed=0,
+                 save_from_cycle: float | None = None) -> dict:
+    """Write the head's token phases θ₀ by injection locking at circuit level (couplers off).
+
+    Every ring starts on its own limit cycle at θ₀ + ψ₀ (the phase it was left in) and receives
+    i_r(t) = I cos(ω_ref t + φ_r) into node 0 for ``cycles`` reference cycles; with φ_r = θ₀,r + α − π/2 −
+    ω_ref t_inj the cycle-averaged phase equation is Adler's, dψ/dt = Δω − K sin ψ, ψ = θ − θ_ref, locking
+    each ring at its token phase when the window ends (α the PPV phase, K = I|V₁|/C: the ring's own strength,
+    which varies with its load mismatch and trim). Thermal node noise (and flicker) act as in the settle
+    window; the noise is keyed on ``seed`` (per network) like the settle run's.
+
+    Parameters
+    ----------
+    head : CircuitHead
+    cycles : float
+        Injection time [reference cycles].
+    strength_rad_per_cycle : float
+        K of the nominal ring [rad/cycle] (``injection.strength``).
+    psi0 : (G, T) start errors [rad].
+    seed : int or (G,) uint64 stream seeds.
+    save_from_cycle : float, optional
+        Also return node-0 waveforms from this time on (``t`` (S,) [s], ``v0`` (S, G, T) [V]).
+
+    Returns
+    -------
+    dict with ``y`` (G, D) the state when the injection ends (the settle window's start), ``amplitude_a`` (I),
+    ``strength_rad_s`` (nominal K), ``t_inj_s``; with ``save_from_cycle`` also ``t`` and ``v0``.
+    """
+    dev = head.device
+    G, T = head.theta0.shape
+    n = dev.ring.n_stages
+    if not (isinstance(cycles, (int, float)) and math.isfinite(cycles) and cycles > 0):
+        raise ValueError(f"cycles must be a number > 0, got {cycles!r}")
+    psi0 = np.broadcast_to(np.asarray(psi0, float), (G, T))
+    amp, alpha, w_ref = injection_drive(dev, strength_rad_per_cycle, head.steps_per_period, head.stochastic)
+    dt0 = dev.period_s / head.steps_per_period
+    per_ref = 2 * math.pi / w_ref
+    n_inj = max(int(round(float(cycles) * per_ref / dt0)), 1)
+    t_inj = float(cycles) * per_ref
+    dt = t_inj / n_inj
+    start = head
+    if head.calibration is None:
+        cycle, _ = _numerical_cycle(dev, dt0, head.stochastic)
+        y_place = place_on_limit_cycle(dev, head.theta0 + psi0, cycle).reshape(G, T * n)
+    else:  # own-cycle placement: the head's calibration rows in the order of its rings
+        idx = head.calibration_index
+        y_place = place_on_own_cycle(head.calibration, (head.theta0 + psi0).reshape(-1), idx).reshape(G, T * n)
+    y0, sig = _start_state(start, seed)
+    y0 = y0.copy()
+    y0[:, :T * n] = y_place
+    p = head.params.copy()
+    p[:, 9] = 0.0  # couplers off while the phases are written
+    p[:, 14] = amp
+    p[:, 15] = w_ref
+    p[:, 16] = p.shape[1]
+    phi = head.theta0 + alpha - 0.5 * math.pi - w_ref * t_inj
+    p = np.concatenate([p, phi], axis=1)
+    s_inj = stream_seeds(0, np.asarray(seed, dtype=np.uint64), 11) if np.ndim(seed) else int(seed) + 15485863
+    out = {"amplitude_a": amp, "strength_rad_s": float(strength_rad_per_cycle) / per_ref, "t_inj_s": t_inj}
+    if save_from_cycle is None:
+        out["y"] = _integrate(p, y0, sig, t_inj, dt, s_inj, head.stochastic)
+    else:
+        k0 = min(max(int(round(float(save_from_cycle) * per_ref / dt)), 0), n_inj)
+        ts, ys = _integrate(p, y0, sig, t_inj, dt, s_inj, head.stochastic, save_from=k0)
+        out["y"] = ys[-1]
+        out["t"], out["v0"] = ts, ys[:, :, 0:T * n:n]
+    return out
+
+
+def injection_residuals(head: CircuitHead, t, v0, omega_ref: float, t_inj: float):
+    """ψ = θ − θ_ref [rad] at every rising node-0 crossing during the injection: (list of G·T arrays of times
+    [s] relative to the window's end, list of ψ) — the reference of ring r has phase ω_ref (t − t_inj) + θ₀,r."""
+    G, T = head.theta0.shape
+    vm = 0.5 * head.device.ring.vdd_v
+    _, ri, tc = _crossings(np.asarray(t), np.asarray(v0).reshape(len(t), G * T), vm)
+    th0 = head.theta0.reshape(-1)
+    times, psis = [], []
+    for r in range(G * T):
+        tk = np.sort(tc[ri == r])
+        times.append(tk - t_inj)
+        psis.append(wrap(-omega_ref * (tk - t_inj) - th0[r]))
+    return times, psis
 
 
 # ------------------------------------------------------------------------------------------- phase noise
@@ -987,10 +1114,30 @@ def periphery(chip, head: CircuitHead, meta: dict, psi) -> list:
     return est
 
 
+def injection_start_errors(chip, layer: int, seed: int, sequence_ids, meta: dict) -> np.ndarray:
+    """ψ₀ (G, T) [rad] of every ring of a circuit head before injection: the same uniform draw per
+    (sequence, bank) as the macromodel chip's (:func:`mapping.injection.layer_initial_errors`, stream
+    ``[key, 0x1A7]``), so both rungs start the write from the same phases."""
+    from .injection import INJECTION_STREAM
+
+    nb, B, hs, cs, T = meta["shape"]
+    lm = chip.layers[layer]
+    h, kh = lm.n_heads, lm.head_dim
+    out = np.empty((nb, B, hs, cs, T))
+    hi, ci = np.asarray(meta["heads"]), np.asarray(meta["coords"])
+    for bank in range(nb):
+        for b, sid in enumerate(np.asarray(sequence_ids)):
+            key = int(stream_seeds(int(seed), INJECTION_STREAM, int(sid), bank)) % 2**63
+            full = np.random.default_rng([key, 0x1A7]).uniform(-np.pi, np.pi, (h * kh, T)).reshape(h, kh, T)
+            out[bank, b] = full[np.ix_(hi, ci, range(T))]
+    return out.reshape(-1, T)
+
+
 def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | None = None, seed: int = 0,
                       reference_bank: bool = True, noise: bool | None = None,
                       steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None,
-                      heads=None, initial_phase_error=None, sequence_ids=None) -> KuramotoChipOutput:
+                      heads=None, initial_phase_error=None, sequence_ids=None,
+                      injection: bool | None = None) -> KuramotoChipOutput:
     """One Kuramoto layer's coupling step on a ``ring-circuit`` chip (same inputs and outputs as
     :func:`mapping.kuramoto_chip.kuramoto_chip_step`).
 
@@ -1011,7 +1158,12 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
     coordinates, heads : sequences of int, optional
         Run only these coordinates / heads (others are returned as NaN); for comparisons.
     initial_phase_error : (banks, B, h, k_h, T), optional
-        Phase error left by injection (:mod:`mapping.injection`): rings start at θ + error.
+        Phase error left by an injection modelled elsewhere (e.g. the closed form of :mod:`mapping.injection`):
+        rings start at θ + error. Not combined with ``injection``.
+    injection : bool, optional
+        Write the token phases by a circuit-level injection transient (:func:`inject_rings`: ``[injection]``
+        cycles and strength of the chip, start errors ψ₀ the same uniform draw per (sequence, bank) as the
+        macromodel chip's, thermal noise keyed per network). Default: the chip's ``injection.mode == 'injected'``.
     sequence_ids : (B,) int, optional
         Index of each sequence in the whole run: the thermal noise of network (sequence, bank, head,
         coordinate) and the detector noise of (sequence, bank) are keyed on it (as the macromodel's), so a
@@ -1040,7 +1192,18 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
     gseed = stream_seeds(seed, PURPOSE["kuramoto"], seq[None, :, None, None], np.arange(nb)[:, None, None, None],
                          np.asarray(meta["heads"])[None, None, :, None],
                          np.asarray(meta["coords"])[None, None, None, :]).reshape(-1)
-    out = simulate_heads(head, settle_cycles=chip.config.settle_cycles, seed=gseed)
+    inj = chip.config.injection
+    if injection is None:
+        injection = inj.mode == "injected" and initial_phase_error is None
+    y_start = None
+    if injection:
+        if initial_phase_error is not None:
+            raise ValueError("circuit chip step: initial_phase_error and a circuit injection transient are two models "
+                             "of the same write; pass one")
+        psi0 = injection_start_errors(chip, layer, seed, seq, meta)
+        y_start = inject_rings(head, cycles=float(inj.cycles), strength_rad_per_cycle=inj.strength, psi0=psi0,
+                               seed=gseed)["y"]
+    out = simulate_heads(head, settle_cycles=chip.config.settle_cycles, seed=gseed, y_start=y_start)
     psi = out["psi"]
     if readout is not None:
         # the detector averages the ring's own free-running phase over its window: the line measured after τ_s
@@ -1099,6 +1262,10 @@ def circuit_step_for(chip, layer: int):
             raise ValueError(f"circuit chip step: argument(s) {unknown} are not modelled at circuit level")
         if amplitude is not None:
             raise ValueError("circuit chip step: a complex-amplitude (spin-torque) model cannot run on ring circuits")
+        if cfg.injection.mode == "injected":
+            # the circuit simulates the write itself (inject_rings); the closed-form residual the phase-model
+            # chip receives (mapping.injection.layer_initial_errors) is the other rung's model of it
+            initial_phase_error = None
         return circuit_chip_step(chip, layer, theta, A, v, readout=readout, seed=seed, reference_bank=reference_bank,
                                  initial_phase_error=initial_phase_error, sequence_ids=sequence_ids)
 
