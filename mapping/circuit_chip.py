@@ -34,15 +34,25 @@ factor, which scales its time exactly): it is set from the first-order PPV sensi
 recorded post-trim residual ``freq_residual_rel``, the same draw the macromodel rung uses. The second-order
 remainder of that prediction is a real error of this trim and stays in the circuit.
 
-Phase in / phase out: each ring is placed on the nominal limit cycle at its token phase (ideal placement; an
-injection transient is not simulated). At τ_s the couplers are switched off and each ring free-runs for the
-readout window (``readout.averaging_cycles``); its phase is the window average of ψ_k = −ω_ref t_k over the
-interpolated rising V_DD/2 crossings t_k of node 0 (limit-cycle phase 0), in the frame of the reference at
-ω_ref. The reference frequency and phase are calibrated on a nominal uncoupled ring run through the same
-integrator, step and readout (so the integrator's own frequency error and the crossing interpolation bias
-cancel); the calibration spread is recorded. The periphery then forms the same estimate as the macromodel
+Phase in / phase out: each ring is placed on its own limit cycle at its token phase (ideal placement), or,
+with ``[injection] mode = "injected"``, its phase is written by a simulated injection transient
+(:func:`inject_rings`: a reference current I cos(ω_ref t + φ) into node 0 for ``injection.cycles`` cycles, I =
+K C/|V₁| from the PPV, the start error ψ₀ the macromodel chip's draw). The settle and readout windows are one
+engine run: the right-hand side switches the couplers off at τ_s (half strength at that grid point, so the
+trapezoid and RK4 weights of the coupled window are exactly τ_s) and each ring free-runs for the
+readout window (``READ_CYCLES``); its phase is read from
+the interpolated rising V_DD/2 crossings t_k of node 0 (limit-cycle phase 0), ψ_k = −ω_ref t_k, in the frame of
+the reference at ω_ref. The reference frequency and phase are calibrated on a nominal uncoupled ring run through
+the same integrator, step and readout (so the integrator's own frequency error and the crossing interpolation
+bias cancel); the calibration spread is recorded. The periphery then forms the same estimate as the macromodel
 chip (:mod:`mapping.kuramoto_chip`), subtracting the known offset τ_s Σ_u G_{t,u} H(0) of the programmed
 couplers (the coupler's loading offset a₀ and its cos terms).
+
+Flicker (``flicker = true``): each node's drain-current noise is the white thermal part plus K_f
+Ornstein–Uhlenbeck currents (the :class:`hw_models.FlickerNoise` bank: log-spaced rates, variance S_w f_c ln r
+each, sum S_w f_c/f inside the band), extra states of the same SDE (dx = −γ x dt + sqrt(2vγ) dW), started from
+their stationary law keyed on the network's stream seed. :func:`ring_phase_noise` measures the resulting
+phase-noise spectrum of free-running rings against the macromodel's Γ_dc prediction.
 
 Valid where the level-1 transistor model is (no gate or junction capacitance, GAMMA = 0, TNOM): it is the
 rung that ngspice checks (:mod:`mapping.spice_export`).
