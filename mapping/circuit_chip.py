@@ -88,6 +88,9 @@ transient), leaving two or three rising node-0 crossings per ring, through which
 τ_s (so the ring's residual frequency error does not add the window's drift). The detector's own averaging
 window (``readout.averaging_cycles``) enters through :class:`mapping.readout.PhaseReadout` as for the
 macromodel."""
+READ_STEP_FACTOR = 2
+"""The uncoupled readout window is integrated at this multiple of the settle step (measured in BENCHMARKS.md,
+*Integrator step*); 1: one run for both windows with the couplers switched off inside the right-hand side."""
 _READ_SKIP_CYCLES = 0.25  # crossings this soon after the couplers switch off are not used (coupler transient)
 _READ_CHUNK_RINGS = 16384  # rings per readout engine call (≈ 160 MB of saved waveforms at T/100)
 _MAX_GROUP_FLOATS = 4_000_000  # parameters per engine call (32 MB): chunking bound, not a model number
@@ -780,20 +783,43 @@ def _run_readout(head: CircuitHead, settle_cycles: float, seed, offset: float, w
     dt = settle_s / n_set  # the switch-off lies on the step grid
     n_read = int(math.ceil(READ_CYCLES * per_ref / dt))
     p = head.params.copy()
-    p[:, 12] = settle_s
-    p[:, 13] = 0.25 * dt  # the switching instant: grid point τ_s only (RK4's mid-points lie dt/2 away)
     y0, sig = _start_state(head, seed, y_start)
     plots = waves is not None and "v0" in waves
-    ts, v0 = _integrate(p, y0, sig, (n_set + n_read) * dt, dt, seed, head.stochastic,
-                        save_every=1 if plots else None, save_from=None if plots else n_set,
-                        keep=np.arange(0, T * n, n))
+    keep = np.arange(0, T * n, n)
+    per_r = per_ref  # the readout window's reference period: its integrator's own nominal period
+    if READ_STEP_FACTOR == 1:
+        p[:, 12] = settle_s
+        p[:, 13] = 0.25 * dt  # the switching instant: grid point τ_s only (RK4's mid-points lie dt/2 away)
+        ts, v0 = _integrate(p, y0, sig, (n_set + n_read) * dt, dt, seed, head.stochastic,
+                            save_every=1 if plots else None, save_from=None if plots else n_set, keep=keep)
+    else:  # the uncoupled readout window at READ_STEP_FACTOR times the settle step: a second run
+        if plots:
+            ts_s, v_s = _integrate(p, y0, sig, n_set * dt, dt, seed, head.stochastic, save_every=1,
+                                   keep=np.arange(y0.shape[1]))
+            y1 = v_s[-1]
+            v_s = v_s[:, :, keep]
+        else:
+            y1 = _integrate(p, y0, sig, n_set * dt, dt, seed, head.stochastic)
+        p[:, 9] = 0.0
+        dtr = dt * READ_STEP_FACTOR
+        _, per_r = _numerical_cycle(dev, dt0 * READ_STEP_FACTOR, head.stochastic)
+        n_r = int(math.ceil(READ_CYCLES * per_r / dtr))
+        rs = stream_seeds(0, np.asarray(seed, dtype=np.uint64), 2) if np.ndim(seed) else int(seed) + 7
+        ts, v0 = _integrate(p, y1, sig, n_r * dtr, dtr, rs, head.stochastic, save_every=1, keep=keep)
+        ts = ts + settle_s
+        if plots:
+            ts, v0 = np.concatenate([ts_s, ts[1:]]), np.concatenate([v_s, v0[1:]])
     if plots:  # keep node 0 of every ring through the settle and readout windows
         waves["t"], waves["v0"] = ts, v0
         waves["omega"] = 2 * math.pi / per_ref
         waves["offset"] = offset
     r = ts >= settle_s * (1 - 1e-12)
-    psi, slope = _read_phases(2 * math.pi / per_ref, 0.5 * dev.ring.vdd_v, ts[r], v0[r].reshape(int(r.sum()), G * T),
-                              settle_s + _READ_SKIP_CYCLES * per_ref, settle_s, return_slope=True)
+    # ψ_k = −ω_ref τ_s − ω_r (t_k − τ_s): the settle window in the chip's reference frame, the readout window in
+    # that of its own integrator (the same ring integrated at a coarser step runs at a slightly different
+    # frequency; its nominal period per_r is what the reference calibration sees)
+    psi, slope = _read_phases(2 * math.pi / per_r, 0.5 * dev.ring.vdd_v, ts[r] - settle_s,
+                              v0[r].reshape(int(r.sum()), G * T), _READ_SKIP_CYCLES * per_r, 0.0, return_slope=True)
+    psi = psi - 2 * math.pi * float(settle_cycles)
     if waves is not None:
         waves["slope_rad_per_cycle"] = (slope * per_ref).reshape(G, T)
     return wrap(psi - offset).reshape(G, T)
