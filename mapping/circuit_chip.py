@@ -739,6 +739,23 @@ def _reference_offset(dev: CircuitDevice, settle_cycles: float, steps_per_period
     return float(np.angle(np.mean(np.exp(1j * d)))), float(np.std(d))
 
 
+@lru_cache(maxsize=16)
+def _reference_offset_injected(dev: CircuitDevice, settle_cycles: float, steps_per_period: int, stochastic: bool,
+                               cycles: float, strength: float):
+    """The reference calibration of a chip that writes its phases by injection: nominal uncoupled rings at 16
+    phases written by :func:`inject_rings` (from ψ₀ = 0) and read; (mean, std) [rad] of read − intended. The
+    mean holds the circuit's common lock offset (and the readout's bias), which a chip calibrates on replica
+    rings through the same write and read path; the std (the θ-dependent release error) stays in the chip."""
+    th = 2 * math.pi * np.arange(16) / 16
+    head = build_head(dev, th[None], np.zeros((1, 16, 16)), steps_per_period=steps_per_period,
+                      stochastic=stochastic)
+    head.params[:, 9] = 0.0
+    y = inject_rings(head, cycles=cycles, strength_rad_per_cycle=strength, psi0=np.zeros((1, 16)))["y"]
+    psi = _run_readout(head, settle_cycles, 0, 0.0, y_start=y)
+    d = wrap(psi[0] - th)
+    return float(np.angle(np.mean(np.exp(1j * d)))), float(np.std(d))
+
+
 def _flicker_start(head: CircuitHead, seed) -> np.ndarray:
     """Stationary start of the OU currents (G, T·n·K_f) [A], keyed on each network's stream seed (or ``seed``)."""
     G, T = head.theta0.shape
@@ -826,7 +843,7 @@ def _run_readout(head: CircuitHead, settle_cycles: float, seed, offset: float, w
 
 
 def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed=0, return_waveforms: bool = False,
-                   y_start=None) -> dict:
+                   y_start=None, reference=None) -> dict:
     """Integrate the networks for τ_s (couplers on), then read every ring's phase (couplers off).
 
     ``seed``: an int, or one stream seed per network (G,) (uint64, :func:`mapping.seeds.stream_seeds`).
@@ -835,8 +852,13 @@ def simulate_heads(head: CircuitHead, *, settle_cycles: float, seed=0, return_wa
     wrap(ψ̂ − θ₀) [rad], ``reference_offset_rad`` and ``reference_spread_rad`` (the phase calibration of the
     reference and its residual spread over placement phases); with ``return_waveforms`` also ``t`` (S,) [s] and
     ``v0`` (S, G, T) node-0 voltages [V] over the settle and readout windows. ``y_start`` (G, D): the start state
-    (e.g. what :func:`inject_rings` wrote) instead of ``head.y0`` (and a fresh draw of the OU currents)."""
-    off, spread = _reference_offset(head.device, float(settle_cycles), head.steps_per_period, head.stochastic)
+    (e.g. what :func:`inject_rings` wrote) instead of ``head.y0`` (and a fresh draw of the OU currents).
+    ``reference``: (offset, spread) [rad] of the reference calibration when the phases were written another way
+    (:func:`_reference_offset_injected`); default: nominal rings placed on their cycle."""
+    if reference is None:
+        off, spread = _reference_offset(head.device, float(settle_cycles), head.steps_per_period, head.stochastic)
+    else:
+        off, spread = (float(x) for x in reference)
     waves = {"v0": None} if return_waveforms else {}
     psi = _run_readout(head, settle_cycles, seed, off, waves, y_start=y_start)
     out = {"psi": psi, "dtheta": wrap(psi - head.theta0), "reference_offset_rad": off,
@@ -1231,7 +1253,7 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
     inj = chip.config.injection
     if injection is None:
         injection = inj.mode == "injected" and initial_phase_error is None
-    y_start = None
+    y_start = ref = None
     if injection:
         if initial_phase_error is not None:
             raise ValueError("circuit chip step: initial_phase_error and a circuit injection transient are two models "
@@ -1239,7 +1261,9 @@ def circuit_chip_step(chip, layer: int, theta, A, v, *, readout: PhaseReadout | 
         psi0 = injection_start_errors(chip, layer, seed, seq, meta)
         y_start = inject_rings(head, cycles=float(inj.cycles), strength_rad_per_cycle=inj.strength, psi0=psi0,
                                seed=gseed)["y"]
-    out = simulate_heads(head, settle_cycles=chip.config.settle_cycles, seed=gseed, y_start=y_start)
+        ref = _reference_offset_injected(head.device, float(chip.config.settle_cycles), head.steps_per_period,
+                                         head.stochastic, float(inj.cycles), float(inj.strength))
+    out = simulate_heads(head, settle_cycles=chip.config.settle_cycles, seed=gseed, y_start=y_start, reference=ref)
     psi = out["psi"]
     if readout is not None:
         # the detector averages the ring's own free-running phase over its window: the line measured after τ_s
