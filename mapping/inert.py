@@ -76,6 +76,8 @@ def _realism_why(config: ChipConfig, kind: str, device) -> dict:
                                              "detector low-pass acts on Kuramoto readout windows")
     elif config.injection.mode == "ideal":
         why.update({n: "injection.mode is 'ideal' (phases written exactly)" for n in inj[1:]})
+    if not config.noise:
+        why["flicker"] = "noise = false: flicker is a noise source of the circuit (it acts with noise = true)"
     if device is not None and device.name != "spin-torque":
         why["stno_model"] = f"the {device.name!r} device has no amplitude model (spin-torque only)"
     if device is not None and device.oscillator.kind != "ring":

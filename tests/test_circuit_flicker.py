@@ -113,3 +113,11 @@ def test_flicker_moves_a_circuit_head_and_is_keyed(dev):
     w = simulate_heads(build_head(dev, th, C, **kw), settle_cycles=4, seed=seeds)["psi"]
     np.testing.assert_array_equal(a, b)
     assert np.all(a != w)
+
+
+def test_flicker_without_noise_is_refused_as_inert():
+    from mapping import ChipConfig
+    from mapping.inert import inert_fields
+
+    assert "flicker" in inert_fields(ChipConfig(device="ring-circuit", flicker=True, noise=False), "kuramoto")
+    assert "flicker" not in inert_fields(ChipConfig(device="ring-circuit", flicker=True), "kuramoto")
