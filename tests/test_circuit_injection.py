@@ -137,3 +137,31 @@ def test_injected_reference_calibration_removes_the_common_lock_offset(dev):
           f"(spread {spread_p:.5f}) rad")
     assert abs(off_i - off_p) < 0.005
     assert spread_p < spread_i < 0.03
+
+
+def test_injection_term_of_the_rhs_is_the_reference_current(dev):
+    """network_rhs with the injection fields adds hw_models.injection.injection_current(t)/C to node 0 of every
+    ring and nothing elsewhere (Numba kernel and NumPy twin)."""
+    from hw_models.injection import injection_current
+    from mapping.circuit_chip import network_rhs, network_rhs_np
+
+    rng = np.random.default_rng(4)
+    T = 3
+    head = build_head(dev, rng.uniform(0, 2 * math.pi, (1, T)), np.zeros((1, T, T)), steps_per_period=100,
+                      stochastic=False)
+    amp, w, phi = 4e-5, 2 * math.pi / dev.period_s, rng.uniform(0, 2 * math.pi, T)
+    p = head.params.copy()
+    p[:, 14], p[:, 15], p[:, 16] = amp, w, p.shape[1]
+    p = np.concatenate([p, phi[None]], axis=1)
+    t = 0.37 * dev.period_s
+    y = head.y0
+    d_np = network_rhs_np(y, p, t) - network_rhs_np(y, head.params, t)
+    d = np.empty(y.shape[1])
+    network_rhs(t, y[0], p[0], d)
+    d0 = np.empty(y.shape[1])
+    network_rhs(t, y[0], head.params[0], d0)
+    n = dev.ring.n_stages
+    want = np.zeros(T * n)
+    want[0::n] = injection_current(t, amp, w / (2 * math.pi), phi) / head.c_load[0, :, 0]
+    np.testing.assert_allclose(d_np[0], want, rtol=1e-9, atol=1e-3)
+    np.testing.assert_allclose(d - d0, want, rtol=1e-9, atol=1e-3)
