@@ -920,14 +920,13 @@ def inject_rings(head: CircuitHead, *, cycles: float, strength_rad_per_cycle: fl
     n_inj = max(int(round(float(cycles) * per_ref / dt0)), 1)
     t_inj = float(cycles) * per_ref
     dt = t_inj / n_inj
-    start = head
     if head.calibration is None:
         cycle, _ = _numerical_cycle(dev, dt0, head.stochastic)
         y_place = place_on_limit_cycle(dev, head.theta0 + psi0, cycle).reshape(G, T * n)
     else:  # own-cycle placement: the head's calibration rows in the order of its rings
         idx = head.calibration_index
         y_place = place_on_own_cycle(head.calibration, (head.theta0 + psi0).reshape(-1), idx).reshape(G, T * n)
-    y0, sig = _start_state(start, seed)
+    y0, sig = _start_state(head, seed)
     y0 = y0.copy()
     y0[:, :T * n] = y_place
     p = head.params.copy()
