@@ -313,6 +313,10 @@ class Chip:
             s += (f"\ntrimmed at {pvt['calibration_temperature_k']:g} K, run at {self.config.temperature_k:g} K: "
                   f"common-mode drift {pvt['drift_rel']:+.3g} of f0 = {pvt['drift_rel'] / kap:+.3g} x the coupling "
                   f"kappa (fixed reference clock)")
+        if self.config.device == "ring-circuit":  # circuit-level realism switches (mapping.circuit_chip)
+            from .circuit_chip import circuit_summary
+
+            s += circuit_summary(self.config)
         v = self.macromodel_validity(warn=True, stacklevel=3)
         if v is not None:
             s += "\n" + v["message"]

@@ -219,6 +219,20 @@ def circuit_flicker():
     return cmos_65nm_flicker()
 
 
+def circuit_summary(config) -> str:
+    """Lines of :meth:`mapping.Chip.summary` for a ``ring-circuit`` chip's flicker and injection (empty if off)."""
+    out = ""
+    if config.flicker and config.noise:
+        fl = circuit_flicker()
+        out += (f"\nflicker: 1/f drain-current noise at every ring node, corner {fl.corner_hz:.3g} Hz (assumed), "
+                f"{fl.n_processes} OU currents per node over {fl.f_min_hz:.3g}-{fl.f_max_hz:.3g} Hz")
+    if config.injection.mode == "injected":
+        inj = config.injection
+        out += (f"\nphase write: injection transient at circuit level, {inj.cycles:g} cycles at K = "
+                f"{inj.strength:.3g} rad/cycle (reference current into node 0; includes the release error)")
+    return out
+
+
 def check_circuit_supported(kind: str) -> None:
     """Raise for model kinds the circuit rung does not build (SSA)."""
     if kind != "kuramoto":

@@ -121,3 +121,13 @@ def test_flicker_without_noise_is_refused_as_inert():
 
     assert "flicker" in inert_fields(ChipConfig(device="ring-circuit", flicker=True, noise=False), "kuramoto")
     assert "flicker" not in inert_fields(ChipConfig(device="ring-circuit", flicker=True), "kuramoto")
+
+
+def test_chip_summary_states_the_circuit_realism_switches():
+    from mapping import ChipConfig
+    from mapping.circuit_chip import circuit_summary
+    from mapping.injection import InjectionConfig
+
+    assert circuit_summary(ChipConfig(device="ring-circuit")) == ""
+    s = circuit_summary(ChipConfig(device="ring-circuit", flicker=True, injection=InjectionConfig(mode="injected")))
+    assert "corner 1e+06 Hz (assumed)" in s and "11 OU currents per node" in s and "20 cycles" in s
