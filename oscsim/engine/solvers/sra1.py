@@ -11,6 +11,17 @@ from .base import Solver
 __all__ = ["SRA1"]
 
 
+@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
+def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
+    f1, f2, H2 = K[0], K[1], K[2]
+    drift(t, y, g, P, ws, f1)
+    for i in range(y.shape[0]):
+        H2[i] = y[i] + 0.75 * h * f1[i] + 1.5 * sig[i] * area[i]
+    drift(t + 0.75 * h, H2, g, P, ws, f2)
+    for i in range(y.shape[0]):
+        ynew[i] = y[i] + h * (f1[i] / 3.0 + 2.0 * f2[i] / 3.0) + sig[i] * dW[i]
+
+
 @dataclass(frozen=True)
 class SRA1(Solver):
     r"""SRA1 (Rößler 2010) for additive noise, strong order 1.5, deterministic order 2.
@@ -40,20 +51,3 @@ class SRA1(Solver):
     noise = "additive"
     n_stages = 3
     needs_area = True
-
-    def _step(self):
-        return step
-
-
-@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
-def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
-    f1 = K[0]
-    f2 = K[1]
-    H2 = K[2]
-    drift(t, y, g, P, ws, f1)
-    for i in range(y.shape[0]):
-        H2[i] = y[i] + 0.75 * h * f1[i] + 1.5 * sig[i] * area[i]
-    drift(t + 0.75 * h, H2, g, P, ws, f2)
-    for i in range(y.shape[0]):
-        ynew[i] = y[i] + h * (f1[i] / 3.0 + 2.0 * f2[i] / 3.0) + sig[i] * dW[i]
-
