@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from importlib.metadata import entry_points
 
@@ -68,9 +69,15 @@ def _describe(lo, hi, what: str, *, lo_open: bool = False) -> str:
     return what
 
 
+_STATED_DEFAULT = re.compile(r"\(default[: ]")
+
+
 def _show_defaults(parser: argparse.ArgumentParser) -> None:
     """Append "(default: %(default)s)" to every optional argument's help that does not show its default yet,
-    recursively over sub-parsers, so ``--help`` always states the value an option takes when not given."""
+    recursively over sub-parsers, so ``--help`` always states the value an option takes when not given.
+
+    A help may state its default in words instead, "(default: the ring preset)", where the value is None or
+    False and the words say what that means; it is then not stated a second time."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
@@ -80,7 +87,7 @@ def _show_defaults(parser: argparse.ArgumentParser) -> None:
             continue
         if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
             continue
-        if "%(default)" not in action.help:
+        if "%(default)" not in action.help and not _STATED_DEFAULT.search(action.help):
             action.help = f"{action.help} (default: %(default)s)"
 
 
