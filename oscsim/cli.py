@@ -14,7 +14,7 @@ import re
 import sys
 from importlib.metadata import entry_points
 
-__all__ = ["build_parser", "main", "int_range", "float_range"]
+__all__ = ["build_parser", "main", "int_range", "float_range", "set_threads"]
 
 COMMANDS_GROUP = "oscsim.commands"
 BENCHMARKS_GROUP = "oscsim.benchmarks"
@@ -57,6 +57,17 @@ def float_range(lo: float | None = None, hi: float | None = None, *, lo_open: bo
 
     parse.__name__ = "float"
     return parse
+
+
+def set_threads(threads: int | None) -> None:
+    """``torch.set_num_threads(threads)`` for the commands' ``--threads`` (None: leave torch's choice)."""
+    if threads is None:
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"--threads must be an integer >= 1, got {threads!r}")
+    import torch
+
+    torch.set_num_threads(threads)
 
 
 def _describe(lo, hi, what: str, *, lo_open: bool = False) -> str:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from oscsim.cli import float_range, int_range
+from oscsim.cli import float_range, int_range, set_threads
 
 __all__ = ["register_train", "register_eval", "register_info"]
 
@@ -88,14 +88,9 @@ def _parse_overrides(model: str, size: str, items: list[str]) -> dict:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    import torch
-
     from oscsim.train.loop import TrainConfig, train
 
-    if args.threads is not None:
-        if args.threads < 1:
-            raise ValueError(f"--threads must be >= 1, got {args.threads}")
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                       eval_every=min(args.eval_every, args.steps), seed=args.seed,
                       warmup=min(TrainConfig().warmup, max(args.steps // 10, 1)),
