@@ -138,3 +138,31 @@ def test_numpy_reference_per_group_seeds_independent_of_batch():
     full = integrate_phase(om, C, y0, t1=1.0, n_steps=20, sigma=0.2, seed=seeds, backend="numpy")
     part = integrate_phase(om[2:], C[2:], y0[2:], t1=1.0, n_steps=20, sigma=0.2, seed=seeds[2:], backend="numpy")
     assert np.array_equal(full.y_final[2:], part.y_final)
+
+
+def test_ssa_stream_families_stay_apart(monkeypatch):
+    """An Adler cell and a collective network with the same indices never share a noise stream: each family's
+    seeds carry its own purpose key (a mutant that drops the key reuses the other family's noise)."""
+    import mapping.ssa_chip as sc
+    from mapping.seeds import PURPOSE
+
+    seen = {}
+    real = sc.integrate_phase
+
+    def spy(*a, seed=0, **k):
+        seen["seed"] = np.asarray(seed)
+        return real(*a, seed=seed, **k)
+
+    monkeypatch.setattr(sc, "integrate_phase", spy)
+    keys = np.array([[0, 1], [2, 3], [4, 5]])
+    common = dict(lam=0.1, settle_cycles=2.0, averaging_cycles=1.0, steps_per_cycle=4, k_max=2.0, sigma=0.01,
+                  seed=7)
+    sc.ssa1d_collective(np.zeros((3, 2)), np.full((3, 2, 2), 0.5), causal=True, group_keys=keys, **common)
+    collective = seen.pop("seed")
+    sc.adler_cells(np.zeros(3), np.full(3, 0.5), cell_keys=keys, backend="numpy", **common)
+    adler = seen.pop("seed")
+    for got, fam in ((collective, "collective"), (adler, "adler")):
+        np.testing.assert_array_equal(got, stream_seeds(7, PURPOSE[fam], keys[:, 0], keys[:, 1]))
+    assert not set(collective.tolist()) & set(adler.tolist())
+    unkeyed = set(stream_seeds(7, keys[:, 0], keys[:, 1]).tolist())
+    assert not unkeyed & set(collective.tolist()) and not unkeyed & set(adler.tolist())
