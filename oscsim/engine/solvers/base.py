@@ -58,4 +58,7 @@ class Solver:
         source of the same function to write the cached kernels), so a solver module holds its step and its
         class data and nothing else.
         """
-        return sys.modules[type(self).__module__].step
+        step = getattr(sys.modules[type(self).__module__], "step", None)
+        if step is None:
+            raise NotImplementedError(f"{type(self).__name__}: its module {type(self).__module__} defines no step")
+        return step
