@@ -95,6 +95,7 @@ def mismatch():
 
 def stno():
     import hw_models as hm
+    from oscsim.analysis import ensemble_phase_diffusion
     from oscsim.engine import ExternalDrive
 
     p = hm.vortex_stno()
@@ -108,13 +109,7 @@ def stno():
     sol = hm.simulate_stno([[p]] * G, 3e-6, noise_scale=1.0, save_every=10, seed=2)
     ph = np.unwrap(-np.angle(sol.ys[:, :, 0]), axis=0)
     lam = 2 * hm.stno_relaxation_rate(p)
-    i0 = np.searchsorted(sol.ts, 5 / lam)
-    d = ph[i0:] - ph[i0]
-    tt = sol.ts[i0:] - sol.ts[i0]
-    k = tt > 5 / lam
-    slope = np.polyfit(tt[k], d[k].var(axis=1, ddof=1), 1)[0]
-    rng = np.random.default_rng(0)
-    boots = [np.polyfit(tt[k], d[k][:, rng.integers(0, G, G)].var(axis=1, ddof=1), 1)[0] for _ in range(100)]
+    slope, ci95 = ensemble_phase_diffusion(sol.ts, ph, 5 / lam, 5 / lam, n_boot=100, seed=0)
     D = hm.stno_diffusion(p)
     gp = hm.stno_relaxation_rate(p)
     half = 0.3 * gp
@@ -132,7 +127,7 @@ def stno():
             "f_rel_err": w / (2 * math.pi) / hm.stno_frequency_hz(p) - 1,
             "nu": hm.stno_nu(p), "linewidth_fwhm_closed_hz": D / (2 * math.pi),
             "linewidth_fwhm_sim_hz": slope / (2 * math.pi), "linewidth_ratio": slope / D,
-            "linewidth_ratio_ci95": [float(np.percentile(boots, 2.5) / D), float(np.percentile(boots, 97.5) / D)],
+            "linewidth_ratio_ci95": [ci95[0] / D, ci95[1] / D],
             "lock_half_range_theory_rad_s": half, "lock_boundary_over_theory": float(b), "lock_grid_step": 0.025,
             "power_w": hm.stno_power(p), "energy_per_cycle_j": hm.energy_per_cycle(p)}
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 import numpy as np
+
+from _common import save_figure, subplots
 
 
 def main(argv=None) -> int:
@@ -64,12 +65,7 @@ def main(argv=None) -> int:
            "optimum_rel_error": best["rel_error_mean"], "optimum_kappa_tau_by_bpc": best_bpc["kappa_tau"],
            "ideal_first_order_slope": slope, "wall_s": time.perf_counter() - t0}
     if args.plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+        fig, ax = subplots(1, 2, figsize=(11, 4))
         for mode, st in (("ideal", "o--"), ("chip", "s-")):
             rr = [r for r in rows if r["mode"] == mode]
             ax[0].errorbar([r["kappa_tau"] for r in rr], [r["rel_error_mean"] for r in rr],
@@ -85,10 +81,7 @@ def main(argv=None) -> int:
         ax[0].set_ylabel("attention increment rel. error (mean over layers)")
         ax[1].set_ylabel("|BPC chip - BPC closed form|")
         fig.suptitle(f"{args.checkpoint}: optimum kappa*tau_s = {best['kappa_tau']:.3g} rad")
-        fig.tight_layout()
-        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(args.plot, dpi=110)
-        out["plot"] = args.plot
+        out["plot"] = save_figure(fig, args.plot)
     print(json.dumps(out, indent=1))
     return 0
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 import numpy as np
+
+from _common import save_figure, subplots
 
 
 def main(argv=None) -> int:
@@ -62,12 +63,7 @@ def main(argv=None) -> int:
                             "max_error_outside_0.95_1.05": float(band[np.abs(ratio - 1) > 0.05].max())}
     out["wall_s"] = time.perf_counter() - t0
     if args.plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+        fig, ax = subplots(1, 2, figsize=(11, 4))
         for run_ in out["runs"]:
             e = [float(np.mean([v for v in L if v is not None])) for L in run_["S_rel_error"]]
             ax[0].plot(range(len(e)), e, "o-" if run_["mode"] == "collective" else "s--",
@@ -81,10 +77,7 @@ def main(argv=None) -> int:
         ax[1].set_xlabel("Delta omega / (K r J)")
         ax[1].set_ylabel(f"|<cos phi> - closed form|, window {cfg.ssa.averaging_cycles:.0f} cycles")
         ax[1].set_title("pairwise Adler cell error band")
-        fig.tight_layout()
-        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(args.plot, dpi=110)
-        out["plot"] = args.plot
+        out["plot"] = save_figure(fig, args.plot)
     print(json.dumps(out, indent=1))
     return 0
 

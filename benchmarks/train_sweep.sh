@@ -11,26 +11,32 @@ mkdir -p "$OUT"
 OSCSIM=${OSCSIM:-.venv/bin/oscsim}
 STEPS=${STEPS:-150}; FINAL=${FINAL:-400}; NICE=${NICE:-10}
 COMMON="--size tiny --steps $STEPS --batch-size 16 --eval-every $STEPS --seed 0 --final-eval-windows $FINAL --threads 1 --json"
-declare -A RUNS=(
-  [k-base]="--model kuramoto --lr 3e-3"
-  [k-projection]="--model kuramoto --lr 3e-3 --set value=projection"
-  [k-noffn]="--model kuramoto --lr 3e-3 --set ffn=false"
-  [k-nogates]="--model kuramoto --lr 3e-3 --set gates=false"
-  [t-base]="--model transformer --lr 3e-3"
-  [t-lr1e-2]="--model transformer --lr 1e-2"
-  [k-lr1e-2]="--model kuramoto --lr 1e-2"
-  [k-lr1e-3]="--model kuramoto --lr 1e-3"
-  [t-lr1e-3]="--model transformer --lr 1e-3"
-  [k-tanh]="--model kuramoto --lr 3e-3 --set bound=tanh"
-  [k-ffnpi]="--model kuramoto --lr 3e-3 --set ffn_scale=3.141592653589793"
-  [k-omega100]="--model kuramoto --lr 3e-3 --set omega_base=100.0"
-  [k-lr3e-2]="--model kuramoto --lr 3e-2"
-  [k-lr5e-3]="--model kuramoto --lr 5e-3"
-  [t-lr5e-3]="--model transformer --lr 5e-3"
-  [k-lr1e-2-noffn]="--model kuramoto --lr 1e-2 --set ffn=false"
-  [k-lr1e-2-projection]="--model kuramoto --lr 1e-2 --set value=projection"
-  [k-lr1e-2-nogates]="--model kuramoto --lr 1e-2 --set gates=false"
-)
+# The runs: name, model, peak learning rate, then any --set KEY=VALUE overrides of the model config.
+declare -A RUNS=()
+while read -r name model lr sets; do
+  args="--model $model --lr $lr"
+  for kv in $sets; do args="$args --set $kv"; done
+  RUNS[$name]=$args
+done <<'TABLE'
+k-base               kuramoto     3e-3
+k-projection         kuramoto     3e-3   value=projection
+k-noffn              kuramoto     3e-3   ffn=false
+k-nogates            kuramoto     3e-3   gates=false
+t-base               transformer  3e-3
+t-lr1e-2             transformer  1e-2
+k-lr1e-2             kuramoto     1e-2
+k-lr1e-3             kuramoto     1e-3
+t-lr1e-3             transformer  1e-3
+k-tanh               kuramoto     3e-3   bound=tanh
+k-ffnpi              kuramoto     3e-3   ffn_scale=3.141592653589793
+k-omega100           kuramoto     3e-3   omega_base=100.0
+k-lr3e-2             kuramoto     3e-2
+k-lr5e-3             kuramoto     5e-3
+t-lr5e-3             transformer  5e-3
+k-lr1e-2-noffn       kuramoto     1e-2   ffn=false
+k-lr1e-2-projection  kuramoto     1e-2   value=projection
+k-lr1e-2-nogates     kuramoto     1e-2   gates=false
+TABLE
 ORDER=(k-base k-projection k-noffn k-nogates t-base t-lr1e-2 k-lr1e-2 k-lr1e-3 t-lr1e-3 k-tanh k-ffnpi k-omega100)
 [ $# -gt 0 ] && ORDER=("$@")
 for name in "${ORDER[@]}"; do

@@ -17,12 +17,13 @@ __all__ = ["register", "run"]
 def register(subparsers) -> None:
     p = subparsers.add_parser("device", help="device figures: frequency, amplitude, power, energy, phase noise")
     p.add_argument("kind", choices=["ring", "stno", "ideal"], help="device kind")
-    p.add_argument("--preset", default=None, help="preset name (ring: cmos_65nm; stno: vortex; ideal: default)")
+    p.add_argument("--preset", default=None, help="preset name (default: the kind's first preset, ring cmos_65nm, stno vortex, "
+                   "ideal default)")
     p.add_argument("--stages", type=int_range(3), default=5, help="ring stages (odd, >= 3)")
     p.add_argument("--offset-hz", type=float_range(0, lo_open=True), default=1e6,
                    help="offset for the phase-noise figure [Hz], > 0")
     p.add_argument("--temperature", type=float_range(1, 1000), default=300.0,
-                   help="device temperature [K] for f0_hz, the drift slopes and the phase noise (default 300)")
+                   help="device temperature [K] for f0_hz, the drift slopes and the phase noise")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--plot", default=None, metavar="DIR", help="save waveform and phase-noise plots in DIR")
     p.set_defaults(func=run)

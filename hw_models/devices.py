@@ -88,6 +88,8 @@ class Oscillator(abc.ABC):
 
     kind: str = ""
     params_type: type = object
+    #: derived quantity -> the model it comes from (citation or "assumed"); `sources` adds the params' own
+    derived_sources: dict = {}
 
     def __init__(self, params, *, name: str = "custom", sources: dict | None = None):
         if not isinstance(params, self.params_type):
@@ -161,9 +163,10 @@ class Oscillator(abc.ABC):
         """The same technology rescaled to ``f0_hz`` through a physical parameter (or ValueError)."""
 
     @property
-    @abc.abstractmethod
     def sources(self) -> dict:
-        """Field or derived quantity -> citation or "assumed"."""
+        """Field or derived quantity -> citation or "assumed": the preset's table for the params fields, the
+        rescaling notes of `with_frequency`, and the class's `derived_sources`."""
+        return self._src(self.derived_sources)
 
     # ------------------------------------------------------------------ serialisation
     def to_dict(self) -> dict:
@@ -182,6 +185,11 @@ class Oscillator(abc.ABC):
         base.update(derived)
         return base
 
+    def _rescaled(self, params, field: str, note: str) -> "Oscillator":
+        """The same device (kind and name) on new ``params``, with the source of ``field`` replaced by ``note``
+        (what `with_frequency` returns)."""
+        return type(self)(params, name=self.name, sources={**self._sources, field: note})
+
 
 def _params_to_json(p) -> dict:
     d = asdict(p)
@@ -196,6 +204,15 @@ class RingOscillator(Oscillator):
 
     kind = "ring"
     params_type = RingOscillatorParams
+    derived_sources = {
+        "frequency": "circuit model limit cycle (hw_models.ring_macro.limit_cycle, SPICE level-1 MOSFETs)",
+        "diffusion": "ISF prediction from the PPV and the channel thermal noise (Hajimiri & Lee 1998; "
+                     "Demir et al. 2000), hw_models.noise.isf_diffusion",
+        "power": "average V_DD I_DD over the circuit limit cycle (hw_models.energy.ring_power_circuit)",
+        "coupling_function": "receiver PPV x coupler current averaged over a cycle (hw_models.ring_macro)",
+        "frequency_spread_rel": "Pelgrom V_T (A_VT) and load spread propagated with the PPV (hw_models.mismatch)",
+        "instances": "per-instance D ~ f^2, P ~ f from the nominal (assumed)",
+    }
 
     @functools.cached_property
     def _lc(self):
@@ -356,22 +373,9 @@ class RingOscillator(Oscillator):
                              f"[{lo:g}, {hi:g}] F; valid f0_hz for this ring: "
                              f"[{self.frequency() * self.params.c_load_f / hi:.3g}, "
                              f"{self.frequency() * self.params.c_load_f / lo:.3g}] Hz")
-        new = RingOscillator(self.params.replace(c_load_f=c), name=self.name, sources=self._sources)
-        new._sources = {**self._sources, "c_load_f": f"rescaled from the preset so that f0 = {f0_hz:g} Hz "
-                                                     f"(config f0_hz; f0 proportional to 1/C)"}
-        return new
-
-    @property
-    def sources(self) -> dict:
-        return self._src({
-            "frequency": "circuit model limit cycle (hw_models.ring_macro.limit_cycle, SPICE level-1 MOSFETs)",
-            "diffusion": "ISF prediction from the PPV and the channel thermal noise (Hajimiri & Lee 1998; "
-                         "Demir et al. 2000), hw_models.noise.isf_diffusion",
-            "power": "average V_DD I_DD over the circuit limit cycle (hw_models.energy.ring_power_circuit)",
-            "coupling_function": "receiver PPV x coupler current averaged over a cycle (hw_models.ring_macro)",
-            "frequency_spread_rel": "Pelgrom V_T (A_VT) and load spread propagated with the PPV (hw_models.mismatch)",
-            "instances": "per-instance D ~ f^2, P ~ f from the nominal (assumed)",
-        })
+        return self._rescaled(self.params.replace(c_load_f=c), "c_load_f",
+                              f"rescaled from the preset so that f0 = {f0_hz:g} Hz (config f0_hz; f0 proportional "
+                              f"to 1/C)")
 
 
 # ============================================================================== STNO
@@ -380,6 +384,13 @@ class SpinTorqueOscillator(Oscillator):
 
     kind = "stno"
     params_type = STNOParams
+    derived_sources = {
+        "frequency": "universal model closed form omega0 + N p0 (Slavin & Tiberkevich 2009)",
+        "diffusion": "(D_n/p0)(1 + nu^2), Slavin & Tiberkevich 2009",
+        "power": "Joule power I^2 R of the bias current",
+        "coupling_function": "phase reduction of the coupling Omega e^{i beta} (hw_models.stno)",
+        "frequency_spread_rel": "sigma_f0_rel of the params",
+    }
 
     def frequency(self) -> float:
         from hw_models.stno import stno_frequency_hz
@@ -462,19 +473,8 @@ class SpinTorqueOscillator(Oscillator):
         lo, hi, _ = STNOParams.RANGES["f0_hz"]
         if not lo <= w0 <= hi:
             raise ValueError(f"f0_hz = {f0_hz:g} Hz needs omega0/2pi = {w0:.3g} Hz, outside [{lo:g}, {hi:g}] Hz")
-        new = SpinTorqueOscillator(self.params.replace(f0_hz=w0), name=self.name)
-        new._sources = {**self._sources, "f0_hz": f"rescaled so that f0 = {f0_hz:g} Hz (config f0_hz)"}
-        return new
-
-    @property
-    def sources(self) -> dict:
-        return self._src({
-            "frequency": "universal model closed form omega0 + N p0 (Slavin & Tiberkevich 2009)",
-            "diffusion": "(D_n/p0)(1 + nu^2), Slavin & Tiberkevich 2009",
-            "power": "Joule power I^2 R of the bias current",
-            "coupling_function": "phase reduction of the coupling Omega e^{i beta} (hw_models.stno)",
-            "frequency_spread_rel": "sigma_f0_rel of the params",
-        })
+        return self._rescaled(self.params.replace(f0_hz=w0), "f0_hz",
+                              f"rescaled so that f0 = {f0_hz:g} Hz (config f0_hz)")
 
 
 # ============================================================================== ideal
@@ -483,6 +483,9 @@ class IdealOscillator(Oscillator):
 
     kind = "ideal"
     params_type = IdealOscillatorParams
+    derived_sources = {"frequency": "f0_hz of the params", "diffusion": "diffusion_rad2_per_s of the params "
+                       "(at 300 K, scaled with T: assumed)", "power": "power_w of the params",
+                       "coupling_function": "harmonics of the params", "frequency_spread_rel": "sigma_f_rel"}
 
     def frequency(self) -> float:
         return self.params.f0_hz
@@ -521,15 +524,7 @@ class IdealOscillator(Oscillator):
     def with_frequency(self, f0_hz: float) -> "IdealOscillator":
         """f0_hz replaced; D, power and harmonics are parameters of the ideal device and stay as given."""
         _check_f0(f0_hz)
-        new = IdealOscillator(self.params.replace(f0_hz=float(f0_hz)), name=self.name)
-        new._sources = {**self._sources, "f0_hz": "config f0_hz"}
-        return new
-
-    @property
-    def sources(self) -> dict:
-        return self._src({"frequency": "f0_hz of the params", "diffusion": "diffusion_rad2_per_s of the params "
-                          "(at 300 K, scaled with T: assumed)", "power": "power_w of the params",
-                          "coupling_function": "harmonics of the params", "frequency_spread_rel": "sigma_f_rel"})
+        return self._rescaled(self.params.replace(f0_hz=float(f0_hz)), "f0_hz", "config f0_hz")
 
 
 # ============================================================================== factories

@@ -76,8 +76,28 @@ def _coupler_power(coupler, device, delta_rad):
     return device.coupler_power(coupler, delta_rad)
 
 
+class _DeviceParams:
+    """What every oscillator params dataclass offers: a ``RANGES`` table {field: (lo, hi, unit)} checked by
+    `check_ranges`, and `replace` that refuses unknown fields (and validates the copy again)."""
+
+    RANGES: dict = {}
+
+    def check_ranges(self, where: str | None = None):
+        """Refuse fields outside ``RANGES`` (params read from files); returns self."""
+        check_ranges(self, self.RANGES, where)
+        return self
+
+    def replace(self, **changes):
+        """A copy with some fields changed (validated again)."""
+        valid = {f.name for f in fields(self)}
+        bad = sorted(set(changes) - valid)
+        if bad:
+            raise ValueError(f"unknown {type(self).__name__} field(s) {bad}; valid: {sorted(valid)}")
+        return replace(self, **changes)
+
+
 @dataclass(frozen=True, kw_only=True)
-class RingOscillatorParams:
+class RingOscillatorParams(_DeviceParams):
     """A CMOS inverter ring: n identical stages, square-law (SPICE level-1) MOSFETs, a load C per node.
 
     Transistor model (identical to ngspice MOSFET LEVEL=1, Shichman-Hodges, GAMMA=0, no junction or
@@ -182,17 +202,6 @@ class RingOscillatorParams:
     }
     """Physical envelope of every field (assumed), checked by :meth:`check_ranges` on params read from files."""
 
-    def check_ranges(self, where: str | None = None) -> "RingOscillatorParams":
-        check_ranges(self, self.RANGES, where)
-        return self
-
-    def replace(self, **changes) -> "RingOscillatorParams":
-        """A copy with some fields changed (validated again)."""
-        valid = {f.name for f in fields(self)}
-        bad = sorted(set(changes) - valid)
-        if bad:
-            raise ValueError(f"unknown RingOscillatorParams field(s) {bad}; valid: {sorted(valid)}")
-        return replace(self, **changes)
 
 
 class _TwoTerminalCoupler:
@@ -316,7 +325,7 @@ class TransconductanceCoupler:
 
 
 @dataclass(frozen=True, kw_only=True)
-class STNOParams:
+class STNOParams(_DeviceParams):
     """Spin-torque nano-oscillator, universal auto-oscillator model (Slavin & Tiberkevich 2009).
 
     dc/dt = −i ω(p) c − Γ₊(p) c + Γ₋(p) c + f(t), p = |c|², ω(p) = ω₀ + N p, Γ₊ = Γ_G (1 + Q p),
@@ -368,20 +377,10 @@ class STNOParams:
     }
     """Physical envelope of every field (assumed), checked on params read from files."""
 
-    def check_ranges(self, where: str | None = None) -> "STNOParams":
-        check_ranges(self, self.RANGES, where)
-        return self
-
-    def replace(self, **changes) -> "STNOParams":
-        valid = {f.name for f in fields(self)}
-        bad = sorted(set(changes) - valid)
-        if bad:
-            raise ValueError(f"unknown STNOParams field(s) {bad}; valid: {sorted(valid)}")
-        return replace(self, **changes)
 
 
 @dataclass(frozen=True, kw_only=True)
-class IdealOscillatorParams:
+class IdealOscillatorParams(_DeviceParams):
     """Ideal (Kuramoto) phase oscillator: dθ = [ω + coupling] dt + √D dW, with ω spread across instances."""
 
     f0_hz: float
@@ -414,13 +413,3 @@ class IdealOscillatorParams:
     }
     """Physical envelope of every field (assumed), checked on params read from files."""
 
-    def check_ranges(self, where: str | None = None) -> "IdealOscillatorParams":
-        check_ranges(self, self.RANGES, where)
-        return self
-
-    def replace(self, **changes) -> "IdealOscillatorParams":
-        valid = {f.name for f in fields(self)}
-        bad = sorted(set(changes) - valid)
-        if bad:
-            raise ValueError(f"unknown IdealOscillatorParams field(s) {bad}; valid: {sorted(valid)}")
-        return replace(self, **changes)

@@ -26,6 +26,16 @@ def _config(args):
     return cfg
 
 
+def _add_chip_options(p) -> None:
+    """The chip-configuration options that `_config` reads: --config, --ideal, --kappa-tau."""
+    p.add_argument("--config", metavar="TOML", help="chip configuration TOML, see examples/chip.toml (default: the 65 nm "
+                                                    "ring macromodel preset)")
+    p.add_argument("--ideal", action="store_true",
+                   help="ideal devices, no noise, no mismatch, unquantised couplings and readout")
+    p.add_argument("--kappa-tau", type=float_range(0, lo_open=True), default=None,
+                   help="override the settle window by kappa*tau_s [rad], > 0 (default: the configuration's)")
+
+
 def _chip_and_model(args, cfg):
     """(chip, meta) from a checkpoint name/path or a chip JSON file."""
     from .chip_io import load_chip
@@ -76,10 +86,7 @@ def register_compile(subparsers) -> None:
                               description="Compile a Kuramoto/SSA checkpoint for a chip configuration and write the "
                                           "versioned chip JSON (arrays, programming rules, mismatch draw, resources).")
     p.add_argument("checkpoint", metavar="CKPT", help="bundled name (kuramoto-tiny, ssa1d-tiny) or checkpoint folder")
-    p.add_argument("--config", help="chip configuration TOML (see examples/chip.toml); default: ring preset")
-    p.add_argument("--ideal", action="store_true", help="ideal devices, no noise, no mismatch, unquantised")
-    p.add_argument("--kappa-tau", type=float_range(0, lo_open=True), default=None,
-                   help="override the settle window by kappa*tau_s [rad], > 0")
+    _add_chip_options(p)
     p.add_argument("--out", required=True, help="output chip JSON path")
     p.set_defaults(func=_run_compile)
 
@@ -224,11 +231,7 @@ def register_simulate(subparsers) -> None:
                                           "BPC (chip vs closed form), per-layer fidelity and energy per token.")
     p.add_argument("checkpoint", metavar="CKPT", nargs="?", default=DEFAULT_CHECKPOINT,
                    help=f"checkpoint name/folder or a chip JSON (default: {DEFAULT_CHECKPOINT})")
-    p.add_argument("--config", help="chip configuration TOML (default: the 65 nm ring macromodel preset)")
-    p.add_argument("--ideal", action="store_true",
-                   help="ideal devices, no noise, no mismatch, unquantised couplings and readout")
-    p.add_argument("--kappa-tau", type=float_range(0, lo_open=True), default=None,
-                   help="override the settle window by kappa*tau_s [rad], > 0")
+    _add_chip_options(p)
     p.add_argument("--tokens", type=int_range(1), default=DEFAULT_TOKENS,
                    help="validation tokens to score (whole windows, at least one window of the model's seq_len)")
     p.add_argument("--split", default="valid", choices=("valid", "test"), help="held-out split to score")
@@ -275,11 +278,7 @@ def register_compare(subparsers) -> None:
     p.add_argument("--layer", type=int_range(0), default=0, help="layer index (0 .. layers-1)")
     p.add_argument("--head", type=int_range(0), default=0, help="head index (0 .. heads-1)")
     p.add_argument("--plot", required=True, metavar="DIR", help="folder for the PNG figures")
-    p.add_argument("--config", help="chip configuration TOML (default: the 65 nm ring macromodel preset)")
-    p.add_argument("--ideal", action="store_true",
-                   help="ideal devices, no noise, no mismatch, unquantised couplings and readout")
-    p.add_argument("--kappa-tau", type=float_range(0, lo_open=True), default=None,
-                   help="override the settle window by kappa*tau_s [rad], > 0")
+    _add_chip_options(p)
     p.add_argument("--seq-len", type=int_range(2), default=None,
                    help="tokens of the validation window, in [2, the model's seq_len] (None: the model's)")
     p.add_argument("--seed", type=int_range(0), default=0, help="noise seed of the run (>= 0)")
@@ -288,5 +287,5 @@ def register_compare(subparsers) -> None:
                    help="fidelity ladder: comma-separated rungs of closed-form,macromodel,circuit,spice run on the same "
                         "head, input and mismatch draw (Kuramoto chips)")
     p.add_argument("--noise", action="store_true", help="with --levels: thermal noise at the circuit and macromodel "
-                                                         "rungs (default off: the rungs differ only by their models)")
+                                                         "rungs (default: off, the rungs differ only by their models)")
     p.set_defaults(func=_run_compare)

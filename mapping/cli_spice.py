@@ -108,7 +108,7 @@ def register(subparsers) -> None:
                                     "the same circuit for ring-macromodel and ring-circuit chips)")
     p.add_argument("--ideal", action="store_true", help="ideal devices (refused: the netlist is a ring circuit)")
     p.add_argument("--kappa-tau", type=float_range(0, lo_open=True), default=None,
-                   help="override the settle window by kappa*tau_s [rad], > 0")
+                   help="override the settle window by kappa*tau_s [rad], > 0 (default: the configuration's)")
     p.add_argument("--run", action="store_true", help="run ngspice on it and print the read phases and increments")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_run)

@@ -447,24 +447,25 @@ def compare_levels(chip, tokens, *, layer: int = 0, head: int = 0, levels=LEVELS
         hd, meta = layer_head(chip, layer, th, A, v, reference_bank=False, noise=noise,
                               steps_per_period=LADDER_STEPS_PER_PERIOD, heads=[head])
     vm = 0.5 * dev.ring.vdd_v
-    if "circuit" in levels:
+
+    def waveform_rung(name, simulate, reference_offset):
+        """A rung that runs the head's ring circuits: phases read through the chip's periphery, and (for the
+        plots) node 0's trajectory from its crossings; ``reference_offset(result)`` is the reference bank's
+        phase offset of the simulator's result."""
         t0 = time.perf_counter()
-        c = simulate_heads(hd, settle_cycles=cfg.settle_cycles, return_waveforms=plot_dir is not None)
-        x["circuit"] = periphery(chip, hd, meta, c["psi"])[0][0, :, sl]
-        wall["circuit"] = time.perf_counter() - t0
+        res = simulate(hd, settle_cycles=cfg.settle_cycles, return_waveforms=plot_dir is not None)
+        x[name] = periphery(chip, hd, meta, res["psi"])[0][0, :, sl]
+        wall[name] = time.perf_counter() - t0
         if plot_dir is not None:
-            traj["circuit"] = _crossing_traj(c["t"], c["v0"][:, 0], 2 * math.pi * 1.0 / dev.period_s, vm,
-                                             hd.theta0[0], c["reference_offset_rad"])
+            traj[name] = _crossing_traj(res["t"], res["v0"][:, 0], 2 * math.pi / dev.period_s, vm, hd.theta0[0],
+                                        reference_offset(res))
+
+    if "circuit" in levels:
+        waveform_rung("circuit", simulate_heads, lambda c: c["reference_offset_rad"])
     if "spice" in levels:
         from .spice_export import run_head_spice
 
-        t0 = time.perf_counter()
-        sp = run_head_spice(hd, settle_cycles=cfg.settle_cycles, return_waveforms=plot_dir is not None)
-        x["spice"] = periphery(chip, hd, meta, sp["psi"])[0][0, :, sl]
-        wall["spice"] = time.perf_counter() - t0
-        if plot_dir is not None:
-            traj["spice"] = _crossing_traj(sp["t"], sp["v0"][:, 0], 2 * math.pi / dev.period_s, vm, hd.theta0[0],
-                                           sp["reference_offset_rad"][0])
+        waveform_rung("spice", run_head_spice, lambda sp: sp["reference_offset_rad"][0])
     res = {"layer": layer, "head": head, "tokens": T, "kappa_tau": cfg.kappa_tau, "noise": bool(noise),
            "mismatch": bool(cfg.mismatch), "levels": {}, "pairwise": {},
            "models": {"closed-form": "the model's own increment v * a",

@@ -65,6 +65,12 @@ def _check_pos(name: str, value: Any, *, allow_zero: bool = False) -> float:
     return v
 
 
+def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+    return value
+
+
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
@@ -165,9 +171,7 @@ class ReadoutConfig:
         _check_pos("readout.noise_rad", self.noise_rad, allow_zero=True)
         object.__setattr__(self, "bits", _check_bits("readout.bits", self.bits))
         _check_pos("readout.averaging_cycles", self.averaging_cycles)
-        s = self.samples_per_cycle
-        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 1024:
-            raise ValueError(f"readout.samples_per_cycle must be an integer in [1, 1024], got {s!r}")
+        _check_int("readout.samples_per_cycle", self.samples_per_cycle, 1, 1024)
         b = self.bandwidth_fraction
         if isinstance(b, str) and b.lower() == "none":
             object.__setattr__(self, "bandwidth_fraction", None)
@@ -204,10 +208,7 @@ class SSAConfig:
         _check_choice("ssa.mode", self.mode, SSA_MODES)
         _check_pos("ssa.settle_cycles", self.settle_cycles, allow_zero=True)
         _check_pos("ssa.averaging_cycles", self.averaging_cycles)
-        if isinstance(self.steps_per_cycle, bool) or not isinstance(self.steps_per_cycle, int) or not (
-            1 <= self.steps_per_cycle <= 10_000
-        ):
-            raise ValueError(f"ssa.steps_per_cycle must be an integer in [1, 10000], got {self.steps_per_cycle!r}")
+        _check_int("ssa.steps_per_cycle", self.steps_per_cycle, 1, 10_000)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -251,8 +252,7 @@ class EnergyConfig:
         _check_choice("energy.phase", self.phase, ("prefill", "decode"))
         if not isinstance(self.analog_scores, bool):
             raise ValueError(f"energy.analog_scores must be true or false, got {self.analog_scores!r}")
-        if isinstance(self.batch, bool) or not isinstance(self.batch, int) or not 1 <= self.batch <= 65536:
-            raise ValueError(f"energy.batch must be an integer in [1, 65536], got {self.batch!r}")
+        _check_int("energy.batch", self.batch, 1, 65536)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -337,10 +337,7 @@ class ChipConfig:
         if isinstance(self.mismatch_seed, bool) or not isinstance(self.mismatch_seed, int) or self.mismatch_seed < 0:
             raise ValueError(f"mismatch_seed must be a non-negative integer, got {self.mismatch_seed!r}")
         _check_pos("settle_cycles", self.settle_cycles)
-        if isinstance(self.steps_per_cycle, bool) or not isinstance(self.steps_per_cycle, int) or not (
-            1 <= self.steps_per_cycle <= 10_000
-        ):
-            raise ValueError(f"steps_per_cycle must be an integer in [1, 10000], got {self.steps_per_cycle!r}")
+        _check_int("steps_per_cycle", self.steps_per_cycle, 1, 10_000)
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
         _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from importlib.metadata import entry_points
 
-__all__ = ["build_parser", "main", "int_range", "float_range"]
+__all__ = ["build_parser", "main", "int_range", "float_range", "set_threads"]
 
 COMMANDS_GROUP = "oscsim.commands"
 BENCHMARKS_GROUP = "oscsim.benchmarks"
@@ -58,6 +59,17 @@ def float_range(lo: float | None = None, hi: float | None = None, *, lo_open: bo
     return parse
 
 
+def set_threads(threads: int | None) -> None:
+    """``torch.set_num_threads(threads)`` for the commands' ``--threads`` (None: leave torch's choice)."""
+    if threads is None:
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"--threads must be an integer >= 1, got {threads!r}")
+    import torch
+
+    torch.set_num_threads(threads)
+
+
 def _describe(lo, hi, what: str, *, lo_open: bool = False) -> str:
     if lo is not None and hi is not None:
         return f"{what} in {'(' if lo_open else '['}{lo}, {hi}]"
@@ -68,9 +80,15 @@ def _describe(lo, hi, what: str, *, lo_open: bool = False) -> str:
     return what
 
 
+_STATED_DEFAULT = re.compile(r"\(default[: ]")
+
+
 def _show_defaults(parser: argparse.ArgumentParser) -> None:
     """Append "(default: %(default)s)" to every optional argument's help that does not show its default yet,
-    recursively over sub-parsers, so ``--help`` always states the value an option takes when not given."""
+    recursively over sub-parsers, so ``--help`` always states the value an option takes when not given.
+
+    A help may state its default in words instead, "(default: the ring preset)", where the value is None or
+    False and the words say what that means; it is then not stated a second time."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
@@ -80,7 +98,7 @@ def _show_defaults(parser: argparse.ArgumentParser) -> None:
             continue
         if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
             continue
-        if "%(default)" not in action.help:
+        if "%(default)" not in action.help and not _STATED_DEFAULT.search(action.help):
             action.help = f"{action.help} (default: %(default)s)"
 
 

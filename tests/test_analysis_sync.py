@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from oscsim.analysis import (
-    coherence_matrix, mean_frequency, order_parameter, phase_from_analytic_signal, phase_from_zero_crossings,
+    coherence_matrix, ensemble_phase_diffusion, mean_frequency, order_parameter, phase_from_analytic_signal,
+    phase_from_zero_crossings,
 )
 
 
@@ -56,3 +57,22 @@ def test_analytic_signal_phase():
     d = est[mid] - phi[mid]
     assert np.max(np.abs(d - np.mean(d))) < 0.02
     assert abs(np.angle(np.exp(1j * np.mean(d)))) < 0.02
+
+
+def test_ensemble_phase_diffusion_recovers_a_wiener_phase():
+    # dφ = ω dt + sqrt(D) dW for G oscillators: the slope of Var[φ(t) − φ(t_ref)] is D, inside its interval
+    D, omega, G, dt = 3.0, 50.0, 400, 1e-3
+    rng = np.random.default_rng(1)
+    t = np.arange(2001) * dt
+    steps = omega * dt + np.sqrt(D * dt) * rng.standard_normal((t.size - 1, G))
+    phase = np.vstack([np.zeros(G), np.cumsum(steps, axis=0)])
+    slope, (lo, hi) = ensemble_phase_diffusion(t, phase, 0.2, 0.1)
+    assert lo <= D <= hi and lo < slope < hi
+    assert abs(slope / D - 1) < 0.15 and hi - lo < 0.4 * D
+    # twice the noise power doubles the estimate (the estimator is not a constant)
+    slope2, _ = ensemble_phase_diffusion(t, np.sqrt(2) * (phase - omega * t[:, None]), 0.2, 0.1)
+    assert abs(slope2 / slope - 2) < 1e-9
+    with pytest.raises(ValueError, match="phase"):
+        ensemble_phase_diffusion(t, phase[:, :1], 0.2, 0.1)
+    with pytest.raises(ValueError, match="fit_after"):
+        ensemble_phase_diffusion(t, phase, 0.2, 10.0)

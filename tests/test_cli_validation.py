@@ -7,7 +7,10 @@ import re
 import pytest
 import torch
 
-from oscsim.cli import build_parser, main
+from oscsim.cli import _show_defaults, build_parser, main
+
+# "(default: x)", "(default x)", "; default: x" -- not a value named 'default' ("ideal: default)")
+_STATED_DEFAULT = re.compile(r"(?<![\w'])default(?=[: ])")
 
 
 def _subparsers(parser, prefix=()):
@@ -39,9 +42,27 @@ def test_every_option_has_help_with_its_default(path, sub):
         assert action.help and action.help.strip(), f"oscsim {' '.join(path)} {opt} has no help text"
         if action.required:
             continue
-        assert "%(default)" in action.help, f"oscsim {' '.join(path)} {opt}: help does not show its default"
-        # argparse substitutes %(default)s: the rendered help names the actual default value
-        assert str(action.default) in " ".join(text.split()), f"{path} {opt}: default {action.default!r} not shown"
+        rendered = sub._get_formatter()._expand_help(action)
+        # the default is stated exactly once: "(default: x)" appended by oscsim.cli, or written in words
+        stated = _STATED_DEFAULT.findall(rendered)
+        assert len(stated) == 1, f"oscsim {' '.join(path)} {opt}: default stated {len(stated)} times: {rendered!r}"
+        if "%(default)" in action.help:
+            # argparse substitutes %(default)s: the rendered help names the actual default value
+            assert str(action.default) in " ".join(text.split()), f"{path} {opt}: default {action.default!r} not shown"
+        else:
+            # words may only explain an absent value; a real default is substituted, so it cannot go stale
+            assert action.default in (None, False), (
+                f"oscsim {' '.join(path)} {opt}: default {action.default!r} written by hand; let %(default)s show it")
+
+
+def test_a_default_written_by_hand_is_not_stated_twice():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", default="tiny", help="one of tiny, 1m (default tiny)")
+    parser.add_argument("--config", help="a TOML (default: the ring preset)")
+    _show_defaults(parser)
+    helps = {a.dest: parser._get_formatter()._expand_help(a) for a in parser._actions if a.dest != "help"}
+    assert helps["config"] == "a TOML (default: the ring preset)"
+    assert len(_STATED_DEFAULT.findall(helps["size"])) == 1  # the hand-written one is kept, not doubled
 
 
 def _error(capsys, argv):

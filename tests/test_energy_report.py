@@ -14,6 +14,8 @@ from mapping.area import coupler_area_um2, ring_area_um2
 from mapping.energy import ChipEnergySpec, chip_energy_per_token, energy_report, gpu_energy_per_token, \
     measure_gpu_energy
 
+from _chips import seeded_kuramoto
+
 MC = {"k": 8, "n_heads": 2, "n_layers": 2, "ffn_hidden": 16, "vocab_size": 256}
 
 
@@ -75,10 +77,7 @@ class FakeNVML:
 
 @pytest.fixture(scope="module")
 def model():
-    from oscsim.nn.kuramoto import KuramotoConfig, KuramotoLM
-
-    torch.manual_seed(0)
-    return KuramotoLM(KuramotoConfig(k=8, n_heads=2, n_layers=2, seq_len=16))
+    return seeded_kuramoto(k=8, n_heads=2, n_layers=2, seq_len=16)
 
 
 def test_nvml_path_under_a_mocked_counter(model, monkeypatch):

@@ -46,6 +46,18 @@ def test_custom_render_is_deterministic_and_compiles():
     compile(b, "custom.py", "exec")
 
 
+def test_two_solvers_defining_one_constant_name_differently_are_refused(monkeypatch):
+    # every solver's tableau constants are imported into the one generated module: Dopri5's _A21 = 1/5 would
+    # silently replace another solver's _A21 (a clash that made SRA1 first order while this was written)
+    from oscsim.engine.solvers import sra1
+
+    monkeypatch.setattr(sra1, "_A21", 0.75, raising=False)
+    with pytest.raises(RuntimeError, match=r"_A21 is defined by solvers.sra1 \(0.75\) and solvers.dopri5 \(0.2\)"):
+        _codegen.render()
+    monkeypatch.setattr(sra1, "_A21", 1 / 5)  # the same value is no clash
+    _codegen.render()
+
+
 @pytest.mark.parametrize("edited", ["_templates.py", "_codegen.py", "phase_network.py", "rng.py", "solvers/rk4.py"])
 def test_cache_key_changes_with_each_source(tmp_path, edited):
     copy = tmp_path / "engine"

@@ -16,6 +16,8 @@ from mapping import ChipConfig, Quantiser, compile, load_chip
 from mapping.config import (DEVICES, NORM_REFERENCES, PHASE_CORRECTIONS, RESPONSES, SSA_MODES, CouplingConfig,
                             ReadoutConfig, SSAConfig, config_from_dict, config_to_dict, load_config)
 
+from _chips import saved_chip, seeded_kuramoto
+
 FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                         HealthCheck.too_slow])
 
@@ -136,17 +138,12 @@ def test_quantiser_edges():
 # ------------------------------------------------------------------------------------------------ chip JSON
 @pytest.fixture(scope="module")
 def small_model():
-    from oscsim.nn.kuramoto import KuramotoConfig, KuramotoLM
-
-    torch.manual_seed(0)
-    return KuramotoLM(KuramotoConfig(k=4, n_heads=2, n_layers=1, seq_len=6))
+    return seeded_kuramoto(k=4, n_heads=2, n_layers=1, seq_len=6)
 
 
 @pytest.fixture(scope="module")
 def chip_json(small_model, tmp_path_factory):
-    chip = compile(small_model, ChipConfig())
-    path = chip.save(tmp_path_factory.mktemp("chip") / "chip.json")
-    return json.loads(path.read_text())
+    return json.loads(saved_chip(small_model, tmp_path_factory)[1].read_text())
 
 
 def _paths(tree, prefix=()):

@@ -10,19 +10,17 @@ import torch
 from mapping import ChipConfig, compile, energy_report, load_chip, measure_gpu_energy
 from oscsim.cli import main
 
+from _chips import saved_chip, seeded_kuramoto
+
 
 @pytest.fixture(scope="module")
 def model():
-    from oscsim.nn.kuramoto import KuramotoConfig, KuramotoLM
-
-    torch.manual_seed(0)
-    return KuramotoLM(KuramotoConfig(k=8, n_heads=2, n_layers=2, seq_len=16))
+    return seeded_kuramoto(k=8, n_heads=2, n_layers=2, seq_len=16)
 
 
 @pytest.fixture(scope="module")
 def chip_file(model, tmp_path_factory):
-    chip = compile(model, ChipConfig())
-    return chip, chip.save(tmp_path_factory.mktemp("chip") / "chip.json")
+    return saved_chip(model, tmp_path_factory)
 
 
 def test_roundtrip(model, chip_file):

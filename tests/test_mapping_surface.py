@@ -31,6 +31,20 @@ def test_example_chip_toml_is_the_default_config_and_its_comments_match_the_pres
     assert kt == pytest.approx(ChipConfig().kappa_tau, abs=0.001)
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("chip*.toml")), ids=lambda p: p.name)
+def test_every_example_chip_toml_loads_and_quotes_the_preset_frequencies(path):
+    from mapping.config import load_config
+    from mapping.devices import chip_device
+
+    cfg = load_config(path)
+    text = path.read_text()
+    for pattern, device, unit in ((r"([\d.]+) GHz ring", "ring-macromodel", 1e9), (r"([\d.]+) MHz STNO", "spin-torque", 1e6)):
+        for quoted in re.findall(pattern, text):
+            assert float(quoted) * unit == pytest.approx(chip_device(device).f0_hz, rel=0.01), (path.name, quoted)
+    for quoted in re.findall(r"kappa\*tau_s = 2\*pi\*fraction\*cycles = ([\d.]+) rad", text):
+        assert float(quoted) == pytest.approx(cfg.kappa_tau, abs=0.005), (path.name, quoted)
+
+
 def test_kappa_tau_is_shown_only_for_kuramoto_chips(capsys):
     from mapping import ChipConfig, compile, load_model
     from mapping.cli import _validation_tokens, print_report, simulate_report

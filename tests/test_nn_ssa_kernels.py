@@ -14,24 +14,7 @@ from oscsim.nn import ssa_functional as ssaf
 from oscsim.nn.ssa_functional import _coupling_scale, ssa_attention, ssa_components, ssa_order_parameter
 from oscsim.nn.ssa_tiled import ssa_tiled
 
-F64 = torch.float64
-
-
-def _inputs(F, *, B=2, H=3, N=37, d=4, dtype=F64, seed=0, scale=None):
-    g = torch.Generator().manual_seed(seed)
-    scale = (0.5 if F > 1 else 1.0) if scale is None else scale
-    om = (scale * torch.randn(B, H, N, F, generator=g, dtype=dtype)).requires_grad_()
-    th = (2.0 * torch.rand(B, H, N, d, generator=g, dtype=dtype)).requires_grad_()
-    v = torch.randn(B, H, N, d, generator=g, dtype=dtype).requires_grad_()
-    a = (0.5 + torch.rand(H, generator=g, dtype=dtype)).requires_grad_()
-    K = torch.tensor(2.0, dtype=dtype).requires_grad_()
-    return om, th, v, a, K
-
-
-def _rel(x, y):
-    x, y = x.detach(), y.detach()
-    return float((x - y).abs().max() / y.abs().max().clamp_min(1e-300))
-
+from _ssa_cases import F64, rel_err, ssa_inputs
 
 def _value_and_grads(fn, inputs, grad_out):
     out = fn(*inputs)
@@ -42,7 +25,7 @@ def _value_and_grads(fn, inputs, grad_out):
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("boundary", ["reference", "smooth"])
 def test_tiled_matches_dense_forward_and_gradients(F, causal, boundary):
-    inputs = _inputs(F)
+    inputs = ssa_inputs(F)
     locked = ssa_components(*inputs[:2], *inputs[3:], causal=causal).locked.double().mean()
     assert 0.05 < locked < 0.6  # a mix of locked and unlocked pairs, so the mask matters
     go = torch.randn_like(inputs[2])
@@ -57,35 +40,35 @@ def test_tiled_matches_dense_forward_and_gradients(F, causal, boundary):
     ref = _value_and_grads(dense, inputs, go)
     got = _value_and_grads(tiled, inputs, go)
     for name, x, y in zip(["out", "omega", "theta", "value", "alpha", "K"], got, ref):
-        assert _rel(x, y) < 1e-9, name
+        assert rel_err(x, y) < 1e-9, name
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_tiled_float32_fast_path(causal):
     # float32 uses the exp2 / two-buffer form of the tile; compare with the float64 dense form.
-    om, th, v, a, K = (t.detach() for t in _inputs(64, B=1, H=3, N=300, d=64, scale=0.08))
+    om, th, v, a, K = (t.detach() for t in ssa_inputs(64, B=1, H=3, N=300, d=64, scale=0.08))
     locked = ssa_components(om, th, a, K, causal=causal).locked.double().mean()
     assert 0.05 < locked < 0.95
     ref = ssa_attention(om, th, v, a, K, causal=causal, impl="dense")
     args = (om.float(), th.float(), v.float(), a.float(), K.float())
     got = ssa_attention(*args, causal=causal, impl="tiled")
     assert got.dtype == torch.float32
-    assert _rel(got.double(), ref) < 1e-5
+    assert rel_err(got.double(), ref) < 1e-5
     # one head per chunk, several query blocks dealt out to worker threads: same numbers
     c = _coupling_scale(args[1], args[4], causal)
     split = ssa_tiled(args[0], args[2], args[3], c, causal=causal, block_q=32, tile_elements=1)
-    assert _rel(split.double(), ref) < 1e-5
+    assert rel_err(split.double(), ref) < 1e-5
     # bfloat16 inputs are computed in float32 and returned in bfloat16
     args_bf = [t.bfloat16() for t in args]
     bf = ssa_attention(*args_bf, causal=causal, impl="tiled")
     assert bf.dtype == torch.bfloat16 and torch.isfinite(bf).all()
     ref_bf = ssa_attention(*(t.double() for t in args_bf), causal=causal, impl="dense")
-    assert _rel(bf.double(), ref_bf) < 1e-2  # the output's bfloat16 rounding
+    assert rel_err(bf.double(), ref_bf) < 1e-2  # the output's bfloat16 rounding
 
 
 def test_gradients_match_finite_differences():
     # The tiled backward against central differences (smooth boundary: differentiable everywhere).
-    inputs = _inputs(2, B=1, H=2, N=9, d=2)
+    inputs = ssa_inputs(2, B=1, H=2, N=9, d=2)
 
     def f(om, th, v, a, K):
         return ssa_tiled(om, v, a, _coupling_scale(th, K, True), causal=True, boundary="smooth",
@@ -96,7 +79,7 @@ def test_gradients_match_finite_differences():
 
 def test_duplicate_frequencies_have_finite_gradients():
     # Δω = 0 off the diagonal (identical tokens): the reference's sqrt has a 0/0 there, masked by its relu.
-    om, th, v, a, K = _inputs(4, B=1, H=1, N=8)
+    om, th, v, a, K = ssa_inputs(4, B=1, H=1, N=8)
     om = om.detach().clone()
     om[..., 3, :] = om[..., 5, :]
     om.requires_grad_()
@@ -138,7 +121,7 @@ def test_smooth_boundary_gradients_finite_at_the_locking_boundary():
 
 
 def test_smooth_close_to_reference_away_from_boundary():
-    om, th, v, a, K = (t.detach() for t in _inputs(4))
+    om, th, v, a, K = (t.detach() for t in ssa_inputs(4))
     comp = ssa_components(om, th, a, K, boundary="reference")
     u = 1 - (comp.delta_omega / comp.threshold).clamp(max=1).square()
     far = comp.locked & (u > 0.01)
@@ -149,7 +132,7 @@ def test_smooth_close_to_reference_away_from_boundary():
 
 
 def test_components_definitions():
-    om, th, v, a, K = (t.detach() for t in _inputs(4))
+    om, th, v, a, K = (t.detach() for t in ssa_inputs(4))
     c = ssa_components(om, th, a, K, causal=True)
     diff = om.unsqueeze(3) - om.unsqueeze(2)
     torch.testing.assert_close(c.delta_omega, diff.norm(dim=-1), rtol=1e-7, atol=1e-7)
@@ -161,7 +144,7 @@ def test_components_definitions():
 
 
 def test_weights_top_k_and_row_normalisation():
-    om, th, v, a, K = (t.detach() for t in _inputs(4, scale=0.3))
+    om, th, v, a, K = (t.detach() for t in ssa_inputs(4, scale=0.3))
     out, W = ssa_attention(om, th, v, a, K, return_weights=True)
     torch.testing.assert_close(W.sum(-1), torch.ones_like(W[..., 0]), rtol=1e-7, atol=1e-7)
     torch.testing.assert_close(out, W @ v)
@@ -198,7 +181,7 @@ def test_order_parameter_head_chunks(monkeypatch):
 
 
 def test_auto_and_validation():
-    om, th, v, a, K = (t.detach() for t in _inputs(4))
+    om, th, v, a, K = (t.detach() for t in ssa_inputs(4))
     dense = ssa_attention(om, th, v, a, K)
     torch.testing.assert_close(ssa_attention(om, th, v, a, K, impl="auto"), dense)
     with pytest.raises(ValueError, match="impl"):

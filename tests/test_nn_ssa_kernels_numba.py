@@ -9,26 +9,9 @@ import torch
 from oscsim.nn.ssa_functional import _coupling_scale, ssa_attention
 from oscsim.nn.ssa_tiled import ssa_tiled
 
+from _ssa_cases import F64, rel_err, ssa_inputs
+
 pytest.importorskip("numba")
-
-F64 = torch.float64
-
-
-def _inputs(F, *, B=2, H=3, N=37, d=4, dtype=F64, seed=0, scale=None):
-    g = torch.Generator().manual_seed(seed)
-    scale = (0.5 if F > 1 else 1.0) if scale is None else scale
-    om = (scale * torch.randn(B, H, N, F, generator=g, dtype=dtype)).requires_grad_()
-    th = (2.0 * torch.rand(B, H, N, d, generator=g, dtype=dtype)).requires_grad_()
-    v = torch.randn(B, H, N, d, generator=g, dtype=dtype).requires_grad_()
-    a = (0.5 + torch.rand(H, generator=g, dtype=dtype)).requires_grad_()
-    K = torch.tensor(2.0, dtype=dtype).requires_grad_()
-    return om, th, v, a, K
-
-
-def _rel(x, y):
-    x, y = x.detach(), y.detach()
-    return float((x - y).abs().max() / y.abs().max().clamp_min(1e-300))
-
 
 # (block_q, block_k, tile_elements): several head chunks, ragged query and key blocks (37 = 4·8 + 5 =
 # 2·16 + 5 = 5·7 + 2), one head per tile, whole-N tiles
@@ -40,22 +23,22 @@ _TILINGS = [(8, 16, 300), (7, 5, 1), (37, 37, 1 << 17), (128, 1024, 1 << 17)]
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("boundary", ["reference", "smooth"])
 def test_numba_forward_matches_dense_float64(tiling, F, causal, boundary):
-    om, th, v, a, K = (t.detach() for t in _inputs(F))
+    om, th, v, a, K = (t.detach() for t in ssa_inputs(F))
     ref = ssa_attention(om, th, v, a, K, causal=causal, boundary=boundary, impl="dense")
     c = _coupling_scale(th, K, causal)
     bq, bk, te = tiling
     kw = dict(causal=causal, boundary=boundary, block_q=bq, block_k=bk, tile_elements=te)
     got = ssa_tiled(om, v, a, c, kernel="numba", **kw)
     assert got.dtype == F64
-    assert _rel(got, ref) < 1e-9
-    assert _rel(got, ssa_tiled(om, v, a, c, kernel="torch", **kw)) < 1e-12
+    assert rel_err(got, ref) < 1e-9
+    assert rel_err(got, ssa_tiled(om, v, a, c, kernel="torch", **kw)) < 1e-12
 
 
 @pytest.mark.parametrize("kernel", ["numba", "torch"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_both_kernels_forward_and_gradients_match_dense(kernel, causal):
     # the backward is shared; the forward kernel only changes the output and row sums it starts from
-    inputs = _inputs(4)
+    inputs = ssa_inputs(4)
     go = torch.randn_like(inputs[2])
     dense = ssa_attention(*inputs, causal=causal, boundary="smooth", impl="dense")
     om, th, v, a, K = inputs
@@ -64,7 +47,7 @@ def test_both_kernels_forward_and_gradients_match_dense(kernel, causal):
     ref = (dense, *torch.autograd.grad(dense, inputs, go))
     got = (tiled, *torch.autograd.grad(tiled, inputs, go))
     for name, x, y in zip(["out", "omega", "theta", "value", "alpha", "K"], got, ref):
-        assert _rel(x, y) < 1e-9, name
+        assert rel_err(x, y) < 1e-9, name
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -72,7 +55,7 @@ def test_both_kernels_forward_and_gradients_match_dense(kernel, causal):
 def test_numba_float32(case, causal):
     # "fast": the polynomial-exp2 reference-boundary kernel; "smooth" and "small_c" (K r < 1e-4): the exact
     # kernel in float32. Against the float64 dense form.
-    om, th, v, a, K = (t.detach() for t in _inputs(64, B=1, H=3, N=300, d=64, scale=0.08))
+    om, th, v, a, K = (t.detach() for t in ssa_inputs(64, B=1, H=3, N=300, d=64, scale=0.08))
     boundary = "smooth" if case == "smooth" else "reference"
     if case == "small_c":
         om, K = om * 0.02, torch.tensor(5e-5, dtype=F64)
@@ -83,13 +66,13 @@ def test_numba_float32(case, causal):
         got = ssa_tiled(*args, causal=causal, boundary=boundary, block_q=bq, block_k=bk, tile_elements=te,
                         kernel="numba")
         assert got.dtype == torch.float32
-        assert _rel(got.double(), ref) < 1e-5, tiling
+        assert rel_err(got.double(), ref) < 1e-5, tiling
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, F64])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_numba_result_independent_of_thread_count(dtype, causal):
-    om, th, v, a, K = (t.detach().to(dtype) for t in _inputs(16, B=1, H=4, N=200, d=16, scale=0.2))
+    om, th, v, a, K = (t.detach().to(dtype) for t in ssa_inputs(16, B=1, H=4, N=200, d=16, scale=0.2))
     c = _coupling_scale(th, K, causal)
     prev = torch.get_num_threads()
     outs = []
@@ -103,7 +86,7 @@ def test_numba_result_independent_of_thread_count(dtype, causal):
 
 
 def test_kernel_selection_and_validation():
-    om, th, v, a, K = (t.detach() for t in _inputs(4))
+    om, th, v, a, K = (t.detach() for t in ssa_inputs(4))
     c = _coupling_scale(th, K, False)
     auto = ssa_tiled(om, v, a, c)  # CPU float64: the Numba kernel with its default blocks
     assert torch.equal(auto, ssa_tiled(om, v, a, c, kernel="numba"))

@@ -54,12 +54,12 @@ def register_sweep(subparsers) -> None:
                     "sweep; `--status DIR` prints done/failed/remaining. Exit status 1 when a point failed.")
     p.add_argument("spec", metavar="SPEC", nargs="?", help="sweep spec TOML")
     p.add_argument("--out", metavar="DIR", help="sweep folder (created, or resumed if it holds this spec's sweep)")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1; 0: in this process)")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes (0: in this process)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="submit to a running dask.distributed scheduler (e.g. tcp://host:8786) instead")
     p.add_argument("--status", metavar="DIR", default=None, help="print done/failed/remaining of a sweep folder")
     p.add_argument("--csv", metavar="PATH", nargs="?", const="", default=None,
-                   help="also write the table as CSV (default path DIR/results.csv)")
+                   help="also write the table as CSV, to PATH or without one to DIR/results.csv (default: no CSV)")
     p.add_argument("--retry-failed", action="store_true", help="compute again the points recorded as failed")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="--status as JSON")
@@ -82,8 +82,8 @@ def register_plot(subparsers) -> None:
                                           "heatmaps over pairs of parameters and the Pareto front of BPC loss vs chip "
                                           "energy per token, as PNG and SVG.")
     p.add_argument("dir", metavar="DIR", help="sweep folder")
-    p.add_argument("--out", default=None, help="folder for the figures (default DIR/plots)")
-    p.add_argument("--metric", action="append", help="metric column to plot (repeatable; default: BPC loss, chip "
+    p.add_argument("--out", default=None, help="folder for the figures (default: DIR/plots)")
+    p.add_argument("--metric", action="append", help="metric column to plot, repeatable (default: BPC loss, chip "
                                                      "BPC, mean layer error, chip energy per token)")
     p.add_argument("--where", action="append", metavar="FIELD=VALUE",
                    help="plot only points with this value of a swept field (repeatable), e.g. coupling.spread=0.02")

@@ -80,7 +80,8 @@ def _mean(xs):
 
 
 def _metrics(chip, res, y, T: int, groups) -> dict:
-    out = {"kappa_tau": float(chip.config.kappa_tau)}
+    # the Kuramoto settle window; SSA chips have none (their windows are config.ssa's), so NaN in the table
+    out = {"kappa_tau": float(chip.config.kappa_tau) if chip.kind == "kuramoto" else math.nan}
     if "bpc" in groups:
         b = res.bpc(y)
         out["bpc_chip"] = float(b["bpc_chip"])

@@ -47,7 +47,7 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from oscsim.cli import float_range, int_range
+from oscsim.cli import float_range, int_range, set_threads
 
 __all__ = ["register", "run", "run_benchmark", "peak_memory_bytes", "rss_peak_bytes", "CASES"]
 
@@ -137,8 +137,7 @@ def rss_peak_bytes(fn: Callable[[], object]) -> int:
 def _child_main() -> None:
     cfg = json.loads(sys.argv[1])
     args = argparse.Namespace(**cfg["args"])
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     x = _inputs(cfg["n"], args)
     fn = _case_fn(cfg["case"], x, _modules(args))
     with torch.no_grad():
@@ -226,8 +225,7 @@ def _modules(args) -> dict:
 
 def run_benchmark(args) -> dict:
     """Run every (length, case) pair; returns the JSON-ready result."""
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     modules = _modules(args)
     load_before = os.getloadavg()
     results: dict = {}

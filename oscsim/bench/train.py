@@ -21,7 +21,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from oscsim.cli import int_range
+from oscsim.cli import int_range, set_threads
 
 __all__ = ["register", "run", "run_benchmark", "MODELS", "SIZES"]
 
@@ -117,10 +117,7 @@ def run_benchmark(*, models=MODELS, sizes=SIZES, batch: int = 8, steps: int = 2,
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.threads is not None:
-        if args.threads < 1:
-            raise ValueError(f"--threads must be >= 1, got {args.threads}")
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     res = run_benchmark(models=args.models, sizes=args.sizes, batch=args.batch, steps=args.steps,
                         rounds=args.rounds, seed=args.seed, progress=not args.json)
     if args.json:

@@ -148,3 +148,12 @@ class NetworkModel(EngineModel):
     def n_oscillators(self) -> int:
         """N."""
         return self._n
+
+    def _n_phases(self) -> int:
+        """Phases a running summary averages: one per oscillator."""
+        return self._n
+
+    def _work_size(self) -> int:
+        """Scratch floats of the built-in drift kernels: two N-vectors of the state (cos/sin θ, or Re/Im c) and
+        the four N-vector accumulators of the row-blocked coupling products (`_coupling`)."""
+        return 6 * self._n

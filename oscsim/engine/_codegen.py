@@ -105,11 +105,28 @@ def _specialise_step(module: str, name: str, drift: str) -> str:
     return src.rstrip()
 
 
-def _solver_constants_import(smod: str) -> list[str]:
-    """The import line of a solver module's private float constants (tableau entries) its step uses."""
+def _solver_constants(smod: str) -> dict:
+    """A solver module's private float constants (tableau entries) its step uses, by name."""
     m = importlib.import_module(f"oscsim.engine.solvers.{smod}")
-    consts = sorted(k for k, v in vars(m).items() if k.startswith("_") and isinstance(v, float))
-    return [f"from oscsim.engine.solvers.{smod} import {', '.join(consts)}"] if consts else []
+    return {k: v for k, v in sorted(vars(m).items()) if k.startswith("_") and isinstance(v, float)}
+
+
+def _solver_constants_imports(smods) -> list[str]:
+    """The import lines of the solvers' constants. They share the generated module's namespace, so a name
+    two solvers define with different values is refused (the later import would silently replace the
+    earlier one in the other solver's step)."""
+    lines, owner = [], {}
+    for smod in smods:
+        consts = _solver_constants(smod)
+        for k, v in consts.items():
+            if k in owner and owner[k][1] != v:
+                raise RuntimeError(f"solver constant {k} is defined by solvers.{owner[k][0]} ({owner[k][1]!r}) and "
+                                   f"solvers.{smod} ({v!r}); the generated kernels import both into one module: "
+                                   f"rename one")
+            owner.setdefault(k, (smod, v))
+        if consts:
+            lines.append(f"from oscsim.engine.solvers.{smod} import {', '.join(consts)}")
+    return lines
 
 
 def _loop_block(kind: str, smod: str, name: str, step: str, drift: str, phases: str | None) -> list[str]:
@@ -182,8 +199,7 @@ def render() -> str:
         line = f"from oscsim.engine.{mod} import {drift}, {ph}"
         if line not in imported:
             imported.append(line)
-    for smod in {**FIXED_SOLVERS, **ADAPTIVE_SOLVERS}.values():
-        imported += _solver_constants_import(smod)
+    imported += _solver_constants_imports({**FIXED_SOLVERS, **ADAPTIVE_SOLVERS}.values())
     lines += imported
     for key, (mod, drift, ph) in MODEL_KERNELS.items():
         for kind, solvers in (("fixed", FIXED_SOLVERS), ("adaptive", ADAPTIVE_SOLVERS)):
@@ -212,7 +228,7 @@ def render_custom(mod_name: str, name: str, solver_cls: str, adaptive: bool) -> 
         *_HEADER,
         f"from {mod_name} import {name} as _rhs",
         "from oscsim.engine.custom_ode import _no_phases",
-        *_solver_constants_import(smod),
+        *_solver_constants_imports([smod]),
         "",
         "",
         "@nb.njit(cache=True)",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["block_bounds", "fused_two_products", "group_index"]
+__all__ = ["block_bounds", "fused_two_products", "group_index", "work_vectors"]
 
 BLOCK = 4
 
@@ -43,6 +43,14 @@ def block_bounds(coupling: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def group_index(arr_groups, g):
     """Index into a parameter with leading dimension 1 (shared) or G (per group)."""
     return g * np.int64(arr_groups > 1)
+
+
+@nb.njit(cache=True, inline="always")
+def work_vectors(ws, n):
+    """The six N-vectors of a built-in drift kernel's scratch ``ws`` (length 6 N, see
+    ``NetworkModel._work_size``): two for the state (cos/sin θ, or Re/Im c) and four accumulators for
+    `fused_two_products`."""
+    return ws[:n], ws[n : 2 * n], ws[2 * n : 3 * n], ws[3 * n : 4 * n], ws[4 * n : 5 * n], ws[5 * n : 6 * n]
 
 
 @nb.njit(cache=True, fastmath=True, boundscheck=False)

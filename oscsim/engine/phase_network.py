@@ -9,7 +9,7 @@ import numpy as np
 
 from ._checks import (NetworkModel, as_real_array, check_nonnegative, merge_groups, per_oscillator, per_pair,
                       term_rows)
-from ._coupling import block_bounds, fused_two_products, group_index, sincos
+from ._coupling import block_bounds, fused_two_products, group_index, sincos, work_vectors
 from .drives import ExternalDrive, SubharmonicInjection
 
 __all__ = ["PhaseNetwork"]
@@ -111,12 +111,6 @@ class PhaseNetwork(NetworkModel):
     def _phases(self):
         return _phases_identity
 
-    def _n_phases(self) -> int:
-        return self._n
-
-    def _work_size(self) -> int:
-        return 6 * self._n
-
     def _params(self):
         n = self._n
         empty = np.zeros((1, 0))
@@ -166,10 +160,7 @@ def _extra_terms(t, y, g, injK, injpsi, injm, drvF, drvpsi, drvw, out):
 def _drift_sine(t, y, g, P, ws, out):
     omega, C, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw = P
     n = y.shape[0]
-    cs = ws[:n]
-    sn = ws[n : 2 * n]
-    a = ws[2 * n : 3 * n]
-    b = ws[3 * n : 4 * n]
+    cs, sn, a, b, _, _ = work_vectors(ws, n)
     sincos(y, sn, cs)
     fused_two_products(C[group_index(C.shape[0], g)], sn, cs, lo, hi, a, b)
     go = group_index(omega.shape[0], g)
@@ -182,12 +173,7 @@ def _drift_sine(t, y, g, P, ws, out):
 def _drift_general(t, y, g, P, ws, out):
     omega, CR, CI, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw = P
     n = y.shape[0]
-    cm = ws[:n]
-    sm = ws[n : 2 * n]
-    p1 = ws[2 * n : 3 * n]
-    p2 = ws[3 * n : 4 * n]
-    p3 = ws[4 * n : 5 * n]
-    p4 = ws[5 * n : 6 * n]
+    cm, sm, p1, p2, p3, p4 = work_vectors(ws, n)
     go = group_index(omega.shape[0], g)
     for i in range(n):
         out[i] = omega[go, i]

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._checks import (NetworkModel, as_complex_array, as_real_array, check_nonnegative, merge_groups,
                       per_oscillator, per_pair, term_rows)
-from ._coupling import block_bounds, fused_two_products, group_index
+from ._coupling import block_bounds, fused_two_products, group_index, work_vectors
 from .drives import ExternalDrive
 
 __all__ = ["StuartLandauNetwork"]
@@ -88,12 +88,6 @@ class StuartLandauNetwork(NetworkModel):
     def _phases(self):
         return _phases_sl
 
-    def _n_phases(self) -> int:
-        return self._n
-
-    def _work_size(self) -> int:
-        return 6 * self._n
-
     def _params(self):
         empty = np.zeros((1, 0))
         F, psi = self._drv if self._drv is not None else (empty, empty)
@@ -114,12 +108,7 @@ class StuartLandauNetwork(NetworkModel):
 def _drift_sl(t, y, g, P, ws, out):
     aR, aI, bR, bI, CR, CI, lo, hi, F, psi, we = P
     n = y.shape[0] // 2
-    x = ws[:n]
-    v = ws[n : 2 * n]
-    p1 = ws[2 * n : 3 * n]
-    p2 = ws[3 * n : 4 * n]
-    p3 = ws[4 * n : 5 * n]
-    p4 = ws[5 * n : 6 * n]
+    x, v, p1, p2, p3, p4 = work_vectors(ws, n)
     for j in range(n):
         x[j] = y[2 * j]
         v[j] = y[2 * j + 1]

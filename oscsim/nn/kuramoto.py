@@ -12,11 +12,14 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from oscsim._validate import check_choice, check_positive_ints
+from oscsim.nn.config import LMConfig
 
 __all__ = ["KuramotoConfig", "KuramotoAttention", "KuramotoParts", "PhaseSwiGLU", "KuramotoLM", "wrap"]
 
@@ -30,25 +33,14 @@ def wrap(x: torch.Tensor) -> torch.Tensor:
     return torch.remainder(x + math.pi, 2 * math.pi) - math.pi
 
 
-def _choice(name: str, value, valid) -> None:
-    if value not in valid:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, valid))}, got {value!r}")
-
-
 @dataclass(frozen=True, kw_only=True)
-class KuramotoConfig:
-    """Kuramoto LM configuration.
+class KuramotoConfig(LMConfig):
+    """Kuramoto LM configuration (with the fields of `LMConfig`: vocab_size, seq_len, n_heads, n_layers).
 
     Attributes
     ----------
-    vocab_size : int
-        Number of token classes (256 for bytes).
-    seq_len : int
-        Longest context the model is trained on (tokens).
     k : int
         Phases per token (the width); split over ``n_heads`` heads of ``k // n_heads`` coordinates.
-    n_heads, n_layers : int
-        Heads per layer and number of layers.
     ffn_hidden : int
         Hidden width of the bounded SwiGLU on the angles.
     bound : {"norm", "tanh"}
@@ -68,11 +60,7 @@ class KuramotoConfig:
         Attention implementation: the fused kernel via the identity, or the explicit reference.
     """
 
-    vocab_size: int = 256
-    seq_len: int = 128
     k: int = 64
-    n_heads: int = 4
-    n_layers: int = 4
     ffn_hidden: int = 128
     bound: str = "norm"
     value: str = "circular"
@@ -83,22 +71,16 @@ class KuramotoConfig:
     impl: str = "sdpa"
 
     def __post_init__(self):
-        for name in ("vocab_size", "seq_len", "k", "n_heads", "n_layers", "ffn_hidden"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if self.k % self.n_heads:
-            raise ValueError(f"k ({self.k}) must be divisible by n_heads ({self.n_heads})")
-        _choice("bound", self.bound, BOUNDS)
-        _choice("value", self.value, VALUES)
-        _choice("impl", self.impl, IMPLS)
+        super().__post_init__()
+        check_positive_ints(self, "ffn_hidden")
+        self._check_heads_divide("k")
+        check_choice("bound", self.bound, BOUNDS)
+        check_choice("value", self.value, VALUES)
+        check_choice("impl", self.impl, IMPLS)
         if not self.omega_base > 1.0:
             raise ValueError(f"omega_base must be > 1, got {self.omega_base}")
         if not self.ffn_scale > 0.0:
             raise ValueError(f"ffn_scale must be > 0 [rad], got {self.ffn_scale}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass
@@ -154,9 +136,9 @@ class KuramotoAttention(nn.Module):
         super().__init__()
         if k % n_heads:
             raise ValueError(f"k ({k}) must be divisible by n_heads ({n_heads})")
-        _choice("bound", bound, BOUNDS)
-        _choice("value", value, VALUES)
-        _choice("impl", impl, IMPLS)
+        check_choice("bound", bound, BOUNDS)
+        check_choice("value", value, VALUES)
+        check_choice("impl", impl, IMPLS)
         self.k, self.n_heads, self.kh = k, n_heads, k // n_heads
         self.bound, self.value_mode, self.use_gates, self.impl, self.eps = bound, value, gates, impl, eps
         self.gate_q = nn.Linear(2 * k, k) if gates else None
@@ -239,7 +221,7 @@ class KuramotoAttention(nn.Module):
     def parts(self, theta: torch.Tensor, *, need_weights: bool = True, impl: str | None = None) -> KuramotoParts:
         """All closed-form quantities of the layer for input phases ``theta`` (B, T, k)."""
         impl = self.impl if impl is None else impl
-        _choice("impl", impl, IMPLS)
+        check_choice("impl", impl, IMPLS)
         if theta.dim() != 3 or theta.shape[-1] != self.k:
             raise ValueError(f"theta must have shape (B, T, {self.k}), got {tuple(theta.shape)}")
         # cos θ and sin θ once per layer: the value gate, the gates, the queries/keys and the values share them
@@ -329,7 +311,7 @@ class KuramotoLM(nn.Module):
 
     def set_impl(self, impl: str) -> None:
         """Switch every layer between ``"sdpa"`` and ``"explicit"``."""
-        _choice("impl", impl, IMPLS)
+        check_choice("impl", impl, IMPLS)
         for layer in self.layers:
             layer.attn.impl = impl
 

@@ -7,33 +7,28 @@ Model: token embedding × √d, blocks, final LayerNorm, LM head tied to the emb
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
 
-from oscsim.nn import ssa_functional as ssaf
-from oscsim.nn.ssa import FREQUENCIES, INITS, POSITIONS, SSAAttention
+from oscsim._validate import check_positive_ints
+from oscsim.nn.config import LMConfig
+from oscsim.nn.ssa import SSAAttention, check_options
 
 __all__ = ["OSNConfig", "OSNBlock", "OSNModel"]
 
 
-def _choice(name, value, valid):
-    if value not in valid:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, valid))}, got {value!r}")
-
-
 @dataclass(frozen=True, kw_only=True)
-class OSNConfig:
-    """OSN (SSA language model) configuration. The defaults are this project's fixed, causal model; the
-    reference code's behaviour is :meth:`OSNConfig.reference`.
+class OSNConfig(LMConfig):
+    """OSN (SSA language model) configuration (with the fields of `LMConfig`: vocab_size, seq_len, n_heads,
+    n_layers). The defaults are this project's fixed, causal model; the reference code's behaviour is
+    :meth:`OSNConfig.reference`.
 
     Attributes
     ----------
-    vocab_size, seq_len : int
-        Token classes and longest context (tokens).
-    d_model, n_heads, n_layers : int
-        Width, heads, depth.
+    d_model : int
+        Width.
     ffn_mult : int
         Feed-forward width multiple (4 in the reference).
     frequency : {"vector", "scalar"}
@@ -54,11 +49,7 @@ class OSNConfig:
         SSA implementation.
     """
 
-    vocab_size: int = 256
-    seq_len: int = 128
     d_model: int = 64
-    n_heads: int = 4
-    n_layers: int = 4
     ffn_mult: int = 4
     frequency: str = "vector"
     causal: bool = True
@@ -70,21 +61,11 @@ class OSNConfig:
     impl: str = "auto"
 
     def __post_init__(self):
-        for name in ("vocab_size", "seq_len", "d_model", "n_heads", "n_layers", "ffn_mult"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
-        _choice("frequency", self.frequency, FREQUENCIES)
-        _choice("position", self.position, POSITIONS)
-        _choice("boundary", self.boundary, ssaf.BOUNDARIES)
-        _choice("init", self.init, INITS)
-        _choice("impl", self.impl, ssaf.IMPLS)
-        if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
-            raise ValueError(f"top_k must be a positive integer or None, got {self.top_k!r}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        super().__post_init__()
+        check_positive_ints(self, "ffn_mult")
+        self._check_heads_divide("d_model")
+        check_options(frequency=self.frequency, position=self.position, boundary=self.boundary, init=self.init,
+                      impl=self.impl, top_k=self.top_k, dropout=self.dropout)
 
     @classmethod
     def reference(cls, **overrides) -> "OSNConfig":
@@ -92,9 +73,6 @@ class OSNConfig:
         attention dropout 0.1."""
         base = cls(causal=False, position="none", boundary="reference", init="reference", dropout=0.1)
         return replace(base, **overrides)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 class OSNBlock(nn.Module):

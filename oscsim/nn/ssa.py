@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from oscsim._validate import check_choice
 from oscsim.nn import ssa_functional as ssaf
 
 __all__ = ["SSAAttention", "FREQUENCIES", "POSITIONS", "INITS"]
@@ -30,9 +31,17 @@ INITS = ("reference", "locked")
 LOCKED_INIT_DW = 0.5
 
 
-def _choice(name, value, valid):
-    if value not in valid:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, valid))}, got {value!r}")
+def check_options(*, frequency, position, boundary, init, impl, top_k, dropout) -> None:
+    """Refuse SSA options outside their valid values (`SSAAttention` and `OSNConfig` take the same ones)."""
+    check_choice("frequency", frequency, FREQUENCIES)
+    check_choice("position", position, POSITIONS)
+    check_choice("boundary", boundary, ssaf.BOUNDARIES)
+    check_choice("init", init, INITS)
+    check_choice("impl", impl, ssaf.IMPLS)
+    if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(f"top_k must be a positive integer or None, got {top_k!r}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
 
 
 class SSAAttention(nn.Module):
@@ -71,15 +80,8 @@ class SSAAttention(nn.Module):
         super().__init__()
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
-        _choice("frequency", frequency, FREQUENCIES)
-        _choice("position", position, POSITIONS)
-        _choice("boundary", boundary, ssaf.BOUNDARIES)
-        _choice("init", init, INITS)
-        _choice("impl", impl, ssaf.IMPLS)
-        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
-            raise ValueError(f"top_k must be a positive integer or None, got {top_k!r}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        check_options(frequency=frequency, position=position, boundary=boundary, init=init, impl=impl,
+                      top_k=top_k, dropout=dropout)
         self.d, self.n_heads, self.dh = d_model, n_heads, d_model // n_heads
         self.frequency, self.causal, self.position = frequency, causal, position
         self.boundary, self.top_k, self.impl, self.dropout = boundary, top_k, impl, dropout

@@ -51,7 +51,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from oscsim.nn.ssa_constants import BOUNDARIES, EPS, SMOOTH_FLOOR
+from oscsim.nn.ssa_constants import BOUNDARIES, EPS, SMOOTH_FLOOR, check_boundary
 from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
 
 __all__ = [
@@ -107,11 +107,6 @@ def _check_inputs(omega: Tensor, theta: Tensor, value: Tensor | None, alpha: Ten
         raise ValueError(f"alpha must have shape (H,) = ({H},); got {tuple(alpha.shape)}")
     if K.numel() != 1:
         raise ValueError(f"K must be a scalar tensor; got shape {tuple(K.shape)}")
-
-
-def _check_boundary(boundary: str) -> None:
-    if boundary not in BOUNDARIES:
-        raise ValueError(f"boundary must be one of {BOUNDARIES}; got {boundary!r}")
 
 
 def ssa_order_parameter(theta: Tensor, causal: bool = False) -> Tensor:
@@ -191,7 +186,7 @@ def ssa_components(
     SSAComponents
     """
     _check_inputs(omega, theta, None, alpha, K)
-    _check_boundary(boundary)
+    check_boundary(boundary)
     B, H, N, _ = omega.shape
     sq = omega.pow(2).sum(dim=-1)  # (B, H, N)
     dot = omega @ omega.transpose(-2, -1)
@@ -300,7 +295,7 @@ def ssa_attention(
     dense path when training with attention dropout, or apply dropout elsewhere.
     """
     _check_inputs(omega, theta, value, alpha, K)
-    _check_boundary(boundary)
+    check_boundary(boundary)
     if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
         raise ValueError(f"top_k must be a positive int or None; got {top_k!r}")
     which = _pick_impl(impl, omega, top_k, return_weights)

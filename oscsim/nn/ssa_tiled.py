@@ -43,7 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 from torch import Tensor
 
-from oscsim.nn.ssa_constants import BOUNDARIES, EPS, SMOOTH_FLOOR
+from oscsim.nn.ssa_constants import EPS, SMOOTH_FLOOR, check_boundary, flatten_heads
 from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
 
 __all__ = ["ssa_tiled", "TILE_ELEMENTS", "KERNELS"]
@@ -442,15 +442,11 @@ def ssa_tiled(
     -----
     Extra memory (beyond inputs and output): a few tiles of ``tile_elements`` plus O(B H N) row sums.
     """
-    if boundary not in BOUNDARIES:
-        raise ValueError(f"boundary must be one of {BOUNDARIES}; got {boundary!r}")
+    check_boundary(boundary)
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}")
-    B, H, N, F = omega.shape
-    dv = value.shape[-1]
-    # half precision cannot hold the 1e-8 offsets of the reference form: compute in float32
-    dtype = omega.dtype if omega.dtype in (torch.float32, torch.float64) else torch.float32
-    kernel = "numba" if _use_numba(kernel, omega.new_empty(0, dtype=dtype)) else "torch"
+    om, val, al, cc = flatten_heads(omega, value, alpha, c)
+    kernel = "numba" if _use_numba(kernel, om) else "torch"
     if block_q is None:
         block_q = _NUMBA_BLOCK_Q if kernel == "numba" else _DEFAULT_BLOCK_Q
     if block_k is None:
@@ -458,9 +454,5 @@ def ssa_tiled(
     for name, v in (("block_q", block_q), ("block_k", block_k), ("tile_elements", tile_elements)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive int; got {v!r}")
-    om = omega.to(dtype).reshape(B * H, N, F).contiguous()
-    val = value.to(dtype).reshape(B * H, N, dv).contiguous()
-    al = alpha.to(dtype).repeat(B)
-    cc = c.to(dtype).expand(B, H, N).reshape(B * H, N).contiguous()
     out = _SSATiled.apply(om, val, al, cc, causal, boundary, block_q, block_k, tile_elements, kernel)
-    return out.view(B, H, N, dv).to(value.dtype)
+    return out.view(value.shape).to(value.dtype)

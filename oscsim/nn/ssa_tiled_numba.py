@@ -35,6 +35,14 @@ _EXP2_CAP = np.float32(115.0)
 _LN2 = 0.6931471805599453
 
 
+@njit(inline="always", cache=True, nogil=True)
+def _n_keys(bk, row, j0, causal):
+    """Keys of a tile row that are computed: all bk, or (causal) those j0 + j <= row; the rest are zero."""
+    if causal:
+        return min(bk, max(0, row - j0 + 1))
+    return bk
+
+
 @njit(fastmath={"contract", "nsz", "arcp", "reassoc"}, error_model="numpy", cache=True, nogil=True,
       boundscheck=False)
 def tile_fast_f32(A, c_s, eps_s, z, i0, j0, causal, smooth):
@@ -61,9 +69,7 @@ def tile_fast_f32(A, c_s, eps_s, z, i0, j0, causal, smooth):
         for i in range(bq):
             cs = np.float32(c_s[hh, i])
             row = A[hh, i]
-            n_keys = bk
-            if causal:
-                n_keys = min(bk, max(0, i0 + i - j0 + 1))
+            n_keys = _n_keys(bk, i0 + i, j0, causal)
             acc = zero
             for j in range(n_keys):
                 a = min(max(row[j], -_EXP2_CAP), zero)
@@ -81,8 +87,7 @@ def tile_fast_f32(A, c_s, eps_s, z, i0, j0, causal, smooth):
                     s = np.sqrt(t) * (one - e / tau)
                 row[j] = s
                 acc += s
-            for j in range(n_keys, bk):
-                row[j] = zero
+            row[n_keys:] = zero
             z[hh, i] += acc
 
 
@@ -101,9 +106,7 @@ def tile_exact(M, alpha, c, floor, smooth, z, i0, j0, causal):
         for i in range(bq):
             ci = c[hh, i]
             row = M[hh, i]
-            n_keys = bk
-            if causal:
-                n_keys = min(bk, max(0, i0 + i - j0 + 1))
+            n_keys = _n_keys(bk, i0 + i, j0, causal)
             acc = zero
             for j in range(n_keys):
                 m = min(row[j], zero)  # −D
@@ -119,6 +122,5 @@ def tile_exact(M, alpha, c, floor, smooth, z, i0, j0, causal):
                     s = zero
                 row[j] = s
                 acc += s
-            for j in range(n_keys, bk):
-                row[j] = zero
+            row[n_keys:] = zero
             z[hh, i] += acc

@@ -19,7 +19,7 @@ import os
 import torch
 from torch import Tensor
 
-from oscsim.nn.ssa_constants import BOUNDARIES, EPS, SMOOTH_FLOOR
+from oscsim.nn.ssa_constants import EPS, SMOOTH_FLOOR, check_boundary, flatten_heads
 from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
 
 try:  # optional dependency
@@ -40,8 +40,62 @@ def triton_available() -> bool:
 if triton is not None:
 
     @triton.jit
-    def _s_tile(om_i, n_i, om_j, n_j, c_i, alpha, valid, FLOOR, SMOOTH: tl.constexpr):
+    def _load_rows(PTR, bh, idx, mask, N, W, col):
+        """Rows ``idx`` (zero where ``mask`` is off) of program bh's (N, W) matrix, columns ``col`` padded with
+        zeros beyond W: (len(idx), len(col))."""
+        return tl.load(PTR + bh * N * W + idx[:, None] * W + col[None, :],
+                       mask=mask[:, None] & (col[None, :] < W), other=0.0)
+
+    @triton.jit
+    def _store_rows(PTR, value, bh, idx, mask, N, W, col):
+        """The inverse of `_load_rows`: writes the unpadded part of ``value``."""
+        tl.store(PTR + bh * N * W + idx[:, None] * W + col[None, :], value,
+                 mask=mask[:, None] & (col[None, :] < W))
+
+    @triton.jit
+    def _load_entries(PTR, bh, idx, mask, N):
+        """Entries ``idx`` of program bh's length-N vector (zero where ``mask`` is off)."""
+        return tl.load(PTR + bh * N + idx, mask=mask, other=0.0)
+
+    @triton.jit
+    def _query_side(OM, NRM, C, bh, rows, N, FD, fcol):
+        """What a query block needs: its row mask, ω_i (BM, FP), |ω_i|² and K r of each row."""
+        rmask = rows < N
+        om_i = _load_rows(OM, bh, rows, rmask, N, FD, fcol)
+        return rmask, om_i, _load_entries(NRM, bh, rows, rmask, N), _load_entries(C, bh, rows, rmask, N)
+
+    @triton.jit
+    def _key_side(OM, NRM, V, bh, j0, N, FD, DV, fcol, dcol, BN: tl.constexpr):
+        """What the key block starting at row j0 needs: its rows and row mask, ω_j (BN, FP), |ω_j|² and
+        V_j (BN, DP)."""
+        cols = j0 + tl.arange(0, BN)
+        cmask = cols < N
+        om_j = _load_rows(OM, bh, cols, cmask, N, FD, fcol)
+        n_j = _load_entries(NRM, bh, cols, cmask, N)
+        return cols, cmask, om_j, n_j, _load_rows(V, bh, cols, cmask, N, DV, dcol)
+
+    @triton.jit
+    def _program_block(BX: tl.constexpr, FP: tl.constexpr, DP: tl.constexpr):
+        """This program's block index, its batch x head index, the BX rows of its block, and the padded
+        column ranges of ω (FP) and V (DP)."""
+        pid = tl.program_id(0)
+        return pid, tl.program_id(1), pid * BX + tl.arange(0, BX), tl.arange(0, FP), tl.arange(0, DP)
+
+    @triton.jit
+    def _keys_end(N, pid_m, BM: tl.constexpr, CAUSAL: tl.constexpr):
+        """End of the key rows query block pid_m sees: N, or (causal) the end of its own block."""
+        hi = N
+        if CAUSAL:
+            hi = tl.minimum(N, (pid_m + 1) * BM)
+        return hi
+
+    @triton.jit
+    def _s_tile(om_i, n_i, rows, rmask, om_j, n_j, cols, cmask, c_i, alpha, FLOOR,
+                CAUSAL: tl.constexpr, SMOOTH: tl.constexpr):
         """Recompute one tile: returns d2, D, J, thr, u, locked, S (all (BM, BN))."""
+        valid = rmask[:, None] & cmask[None, :]
+        if CAUSAL:
+            valid = valid & (cols[None, :] <= rows[:, None])
         dot = tl.dot(om_i, tl.trans(om_j), input_precision="ieee")
         d2 = n_i[:, None] + n_j[None, :] - 2.0 * dot
         D = tl.maximum(d2, 0.0)
@@ -57,8 +111,10 @@ if triton is not None:
         return d2, D, J, thr, u, locked, S
 
     @triton.jit
-    def _grad_tile(G, d2, D, J, thr, u, locked, S, c_i, alpha, FLOOR, SMOOTH: tl.constexpr):
-        """∂L/∂(Δω²) and the pieces γ (∂L/∂c per element) and β (for ∂L/∂α) of one tile."""
+    def _grad_tile(doz_i, delta_i, v_j, d2, D, J, thr, u, locked, S, c_i, alpha, FLOOR, SMOOTH: tl.constexpr):
+        """∂L/∂(Δω²) and the pieces γ (∂L/∂c per element) and β (for ∂L/∂α) of one tile, from
+        G = ∂L/∂S = (∂L/∂out / Z) V_jᵀ − δ_i."""
+        G = tl.dot(doz_i, tl.trans(v_j), input_precision="ieee") - delta_i[:, None]
         if SMOOTH:
             up = tl.maximum(u, 0.0)
             dSdu = tl.where(locked & (u > 0.0), J * (up + 2e-6) / (2.0 * (up + 1e-6) * tl.sqrt(up + 1e-6)), 0.0)
@@ -76,84 +132,42 @@ if triton is not None:
     def _ssa_fwd(OM, NRM, V, ALPHA, C, OUT, Z, N, FD, DV, FLOOR,
                  CAUSAL: tl.constexpr, SMOOTH: tl.constexpr,
                  BM: tl.constexpr, BN: tl.constexpr, FP: tl.constexpr, DP: tl.constexpr):
-        pid_m = tl.program_id(0)
-        bh = tl.program_id(1)
-        rows = pid_m * BM + tl.arange(0, BM)
-        fcol = tl.arange(0, FP)
-        dcol = tl.arange(0, DP)
-        rmask = rows < N
-        om_i = tl.load(OM + bh * N * FD + rows[:, None] * FD + fcol[None, :],
-                       mask=rmask[:, None] & (fcol[None, :] < FD), other=0.0)
-        n_i = tl.load(NRM + bh * N + rows, mask=rmask, other=0.0)
-        c_i = tl.load(C + bh * N + rows, mask=rmask, other=0.0)
+        pid_m, bh, rows, fcol, dcol = _program_block(BM, FP, DP)
+        rmask, om_i, n_i, c_i = _query_side(OM, NRM, C, bh, rows, N, FD, fcol)
         alpha = tl.load(ALPHA + bh)
         acc = tl.zeros((BM, DP), dtype=OUT.dtype.element_ty)
         z = tl.zeros((BM,), dtype=OUT.dtype.element_ty)
-        hi = N
-        if CAUSAL:
-            hi = tl.minimum(N, (pid_m + 1) * BM)
-        for j0 in range(0, hi, BN):
-            cols = j0 + tl.arange(0, BN)
-            cmask = cols < N
-            om_j = tl.load(OM + bh * N * FD + cols[:, None] * FD + fcol[None, :],
-                           mask=cmask[:, None] & (fcol[None, :] < FD), other=0.0)
-            n_j = tl.load(NRM + bh * N + cols, mask=cmask, other=0.0)
-            v_j = tl.load(V + bh * N * DV + cols[:, None] * DV + dcol[None, :],
-                          mask=cmask[:, None] & (dcol[None, :] < DV), other=0.0)
-            valid = rmask[:, None] & cmask[None, :]
-            if CAUSAL:
-                valid = valid & (cols[None, :] <= rows[:, None])
-            d2, D, J, thr, u, locked, S = _s_tile(om_i, n_i, om_j, n_j, c_i, alpha, valid, FLOOR, SMOOTH)
+        for j0 in range(0, _keys_end(N, pid_m, BM, CAUSAL), BN):
+            cols, cmask, om_j, n_j, v_j = _key_side(OM, NRM, V, bh, j0, N, FD, DV, fcol, dcol, BN)
+            d2, D, J, thr, u, locked, S = _s_tile(om_i, n_i, rows, rmask, om_j, n_j, cols, cmask, c_i, alpha,
+                                                  FLOOR, CAUSAL, SMOOTH)
             z += tl.sum(S, axis=1)
             acc += tl.dot(S, v_j, input_precision="ieee")
         z = z + 1e-8
-        tl.store(OUT + bh * N * DV + rows[:, None] * DV + dcol[None, :], acc / z[:, None],
-                 mask=rmask[:, None] & (dcol[None, :] < DV))
+        _store_rows(OUT, acc / z[:, None], bh, rows, rmask, N, DV, dcol)
         tl.store(Z + bh * N + rows, z, mask=rmask)
 
     @triton.jit
     def _ssa_bwd_q(OM, NRM, V, ALPHA, C, DOZ, DELTA, GOM, GC, GALPHA, N, FD, DV, FLOOR, NMB,
                    CAUSAL: tl.constexpr, SMOOTH: tl.constexpr,
                    BM: tl.constexpr, BN: tl.constexpr, FP: tl.constexpr, DP: tl.constexpr):
-        pid_m = tl.program_id(0)
-        bh = tl.program_id(1)
-        rows = pid_m * BM + tl.arange(0, BM)
-        fcol = tl.arange(0, FP)
-        dcol = tl.arange(0, DP)
-        rmask = rows < N
-        om_i = tl.load(OM + bh * N * FD + rows[:, None] * FD + fcol[None, :],
-                       mask=rmask[:, None] & (fcol[None, :] < FD), other=0.0)
-        n_i = tl.load(NRM + bh * N + rows, mask=rmask, other=0.0)
-        c_i = tl.load(C + bh * N + rows, mask=rmask, other=0.0)
-        doz_i = tl.load(DOZ + bh * N * DV + rows[:, None] * DV + dcol[None, :],
-                        mask=rmask[:, None] & (dcol[None, :] < DV), other=0.0)
-        delta_i = tl.load(DELTA + bh * N + rows, mask=rmask, other=0.0)
+        pid_m, bh, rows, fcol, dcol = _program_block(BM, FP, DP)
+        rmask, om_i, n_i, c_i = _query_side(OM, NRM, C, bh, rows, N, FD, fcol)
+        doz_i = _load_rows(DOZ, bh, rows, rmask, N, DV, dcol)
+        delta_i = _load_entries(DELTA, bh, rows, rmask, N)
         alpha = tl.load(ALPHA + bh)
         g_om = tl.zeros((BM, FP), dtype=GOM.dtype.element_ty)
         g_c = tl.zeros((BM,), dtype=GOM.dtype.element_ty)
         g_a = tl.zeros((BM,), dtype=GOM.dtype.element_ty)
-        hi = N
-        if CAUSAL:
-            hi = tl.minimum(N, (pid_m + 1) * BM)
-        for j0 in range(0, hi, BN):
-            cols = j0 + tl.arange(0, BN)
-            cmask = cols < N
-            om_j = tl.load(OM + bh * N * FD + cols[:, None] * FD + fcol[None, :],
-                           mask=cmask[:, None] & (fcol[None, :] < FD), other=0.0)
-            n_j = tl.load(NRM + bh * N + cols, mask=cmask, other=0.0)
-            v_j = tl.load(V + bh * N * DV + cols[:, None] * DV + dcol[None, :],
-                          mask=cmask[:, None] & (dcol[None, :] < DV), other=0.0)
-            valid = rmask[:, None] & cmask[None, :]
-            if CAUSAL:
-                valid = valid & (cols[None, :] <= rows[:, None])
-            d2, D, J, thr, u, locked, S = _s_tile(om_i, n_i, om_j, n_j, c_i, alpha, valid, FLOOR, SMOOTH)
-            G = tl.dot(doz_i, tl.trans(v_j), input_precision="ieee") - delta_i[:, None]
-            gD, gamma, beta = _grad_tile(G, d2, D, J, thr, u, locked, S, c_i, alpha, FLOOR, SMOOTH)
+        for j0 in range(0, _keys_end(N, pid_m, BM, CAUSAL), BN):
+            cols, cmask, om_j, n_j, v_j = _key_side(OM, NRM, V, bh, j0, N, FD, DV, fcol, dcol, BN)
+            d2, D, J, thr, u, locked, S = _s_tile(om_i, n_i, rows, rmask, om_j, n_j, cols, cmask, c_i, alpha,
+                                                  FLOOR, CAUSAL, SMOOTH)
+            gD, gamma, beta = _grad_tile(doz_i, delta_i, v_j, d2, D, J, thr, u, locked, S, c_i, alpha, FLOOR, SMOOTH)
             g_om += 2.0 * (tl.sum(gD, axis=1)[:, None] * om_i - tl.dot(gD, om_j, input_precision="ieee"))
             g_c += tl.sum(gamma, axis=1)
             g_a -= tl.sum(D * beta, axis=1)
-        tl.store(GOM + bh * N * FD + rows[:, None] * FD + fcol[None, :], g_om,
-                 mask=rmask[:, None] & (fcol[None, :] < FD))
+        _store_rows(GOM, g_om, bh, rows, rmask, N, FD, fcol)
         tl.store(GC + bh * N + rows, g_c, mask=rmask)
         tl.store(GALPHA + bh * NMB + pid_m, tl.sum(g_a, axis=0))
 
@@ -161,17 +175,8 @@ if triton is not None:
     def _ssa_bwd_k(OM, NRM, V, ALPHA, C, DOZ, DELTA, GOM, GV, N, FD, DV, FLOOR,
                    CAUSAL: tl.constexpr, SMOOTH: tl.constexpr,
                    BM: tl.constexpr, BN: tl.constexpr, FP: tl.constexpr, DP: tl.constexpr):
-        pid_n = tl.program_id(0)
-        bh = tl.program_id(1)
-        cols = pid_n * BN + tl.arange(0, BN)
-        fcol = tl.arange(0, FP)
-        dcol = tl.arange(0, DP)
-        cmask = cols < N
-        om_j = tl.load(OM + bh * N * FD + cols[:, None] * FD + fcol[None, :],
-                       mask=cmask[:, None] & (fcol[None, :] < FD), other=0.0)
-        n_j = tl.load(NRM + bh * N + cols, mask=cmask, other=0.0)
-        v_j = tl.load(V + bh * N * DV + cols[:, None] * DV + dcol[None, :],
-                      mask=cmask[:, None] & (dcol[None, :] < DV), other=0.0)
+        pid_n, bh, _, fcol, dcol = _program_block(BN, FP, DP)
+        cols, cmask, om_j, n_j, v_j = _key_side(OM, NRM, V, bh, pid_n * BN, N, FD, DV, fcol, dcol, BN)
         alpha = tl.load(ALPHA + bh)
         g_om = tl.zeros((BN, FP), dtype=GOM.dtype.element_ty)
         g_v = tl.zeros((BN, DP), dtype=GV.dtype.element_ty)
@@ -180,27 +185,17 @@ if triton is not None:
             lo = (pid_n * BN // BM) * BM
         for i0 in range(lo, N, BM):
             rows = i0 + tl.arange(0, BM)
-            rmask = rows < N
-            om_i = tl.load(OM + bh * N * FD + rows[:, None] * FD + fcol[None, :],
-                           mask=rmask[:, None] & (fcol[None, :] < FD), other=0.0)
-            n_i = tl.load(NRM + bh * N + rows, mask=rmask, other=0.0)
-            c_i = tl.load(C + bh * N + rows, mask=rmask, other=0.0)
-            doz_i = tl.load(DOZ + bh * N * DV + rows[:, None] * DV + dcol[None, :],
-                            mask=rmask[:, None] & (dcol[None, :] < DV), other=0.0)
-            delta_i = tl.load(DELTA + bh * N + rows, mask=rmask, other=0.0)
-            valid = rmask[:, None] & cmask[None, :]
-            if CAUSAL:
-                valid = valid & (cols[None, :] <= rows[:, None])
-            d2, D, J, thr, u, locked, S = _s_tile(om_i, n_i, om_j, n_j, c_i, alpha, valid, FLOOR, SMOOTH)
-            G = tl.dot(doz_i, tl.trans(v_j), input_precision="ieee") - delta_i[:, None]
-            gD, gamma, beta = _grad_tile(G, d2, D, J, thr, u, locked, S, c_i, alpha, FLOOR, SMOOTH)
+            rmask, om_i, n_i, c_i = _query_side(OM, NRM, C, bh, rows, N, FD, fcol)
+            doz_i = _load_rows(DOZ, bh, rows, rmask, N, DV, dcol)
+            delta_i = _load_entries(DELTA, bh, rows, rmask, N)
+            d2, D, J, thr, u, locked, S = _s_tile(om_i, n_i, rows, rmask, om_j, n_j, cols, cmask, c_i, alpha,
+                                                  FLOOR, CAUSAL, SMOOTH)
+            gD, gamma, beta = _grad_tile(doz_i, delta_i, v_j, d2, D, J, thr, u, locked, S, c_i, alpha, FLOOR, SMOOTH)
             g_v += tl.dot(tl.trans(S), doz_i, input_precision="ieee")
             g_om += 2.0 * (tl.sum(gD, axis=0)[:, None] * om_j
                            - tl.dot(tl.trans(gD), om_i, input_precision="ieee"))
-        tl.store(GOM + bh * N * FD + cols[:, None] * FD + fcol[None, :], g_om,
-                 mask=cmask[:, None] & (fcol[None, :] < FD))
-        tl.store(GV + bh * N * DV + cols[:, None] * DV + dcol[None, :], g_v,
-                 mask=cmask[:, None] & (dcol[None, :] < DV))
+        _store_rows(GOM, g_om, bh, cols, cmask, N, FD, fcol)
+        _store_rows(GV, g_v, bh, cols, cmask, N, DV, dcol)
 
 
 def _pad(n: int) -> int:
@@ -279,23 +274,16 @@ def ssa_triton(
     """
     if triton is None:
         raise ValueError("impl='triton' needs the 'triton' package; use impl='tiled' or 'auto'")
-    if boundary not in BOUNDARIES:
-        raise ValueError(f"boundary must be one of {BOUNDARIES}; got {boundary!r}")
+    check_boundary(boundary)
     for name, b in (("block_m", block_m), ("block_n", block_n)):
         if not isinstance(b, int) or b < 16 or b & (b - 1):
             raise ValueError(f"{name} must be a power of two >= 16; got {b!r}")
     if not omega.is_cuda and os.environ.get("TRITON_INTERPRET") != "1":
         raise ValueError("impl='triton' needs CUDA tensors (or TRITON_INTERPRET=1 set before Triton is imported, "
                          "for the slow CPU interpreter); use impl='tiled' on the CPU")
-    B, H, N, F = omega.shape
-    dv = value.shape[-1]
-    dtype = omega.dtype if omega.dtype in (torch.float32, torch.float64) else torch.float32
-    om = omega.to(dtype).reshape(B * H, N, F).contiguous()
-    val = value.to(dtype).reshape(B * H, N, dv).contiguous()
-    al = alpha.to(dtype).repeat(B).contiguous()
-    cc = c.to(dtype).expand(B, H, N).reshape(B * H, N).contiguous()
+    om, val, al, cc = flatten_heads(omega, value, alpha, c)
     out = _SSATriton.apply(om, val, al, cc, causal, boundary, block_m, block_n)
-    return out.view(B, H, N, dv).to(value.dtype)
+    return out.view(value.shape).to(value.dtype)
 
 
 assert SMOOTH_FLOOR == 1e-6 and EPS == 1e-8, "the kernels hard-code these constants"

@@ -2,51 +2,44 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from oscsim._validate import check_positive_ints
+from oscsim.nn.config import LMConfig
+
 __all__ = ["TransformerConfig", "TransformerLM", "rope"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class TransformerConfig:
-    """Transformer baseline configuration.
+class TransformerConfig(LMConfig):
+    """Transformer baseline configuration (with the fields of `LMConfig`: vocab_size, seq_len, n_heads,
+    n_layers).
 
     Attributes
     ----------
-    vocab_size, seq_len : int
-        Token classes and longest context (tokens).
-    d_model, n_heads, n_layers : int
-        Width, heads (head width d_model / n_heads, even), depth.
+    d_model : int
+        Width (head width d_model / n_heads, even).
     ffn_hidden : int
         SwiGLU hidden width (chosen so the parameter count matches the Kuramoto model of the same size).
     rope_base : float
         RoPE base (rotation frequencies rope_base^(−2j/d_h)).
     """
 
-    vocab_size: int = 256
-    seq_len: int = 128
     d_model: int = 64
-    n_heads: int = 4
-    n_layers: int = 4
     ffn_hidden: int = 171
     rope_base: float = 10000.0
 
     def __post_init__(self):
-        for name in ("vocab_size", "seq_len", "d_model", "n_heads", "n_layers", "ffn_hidden"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
+        super().__post_init__()
+        check_positive_ints(self, "ffn_hidden")
+        if self._check_heads_divide("d_model") % 2:  # RoPE rotates coordinate pairs
             raise ValueError(f"d_model ({self.d_model}) / n_heads ({self.n_heads}) must be an even integer")
         if not self.rope_base > 1.0:
             raise ValueError(f"rope_base must be > 1, got {self.rope_base}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def rope(x: torch.Tensor, base: float) -> torch.Tensor:

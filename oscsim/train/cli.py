@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from oscsim.cli import float_range, int_range
+from oscsim.cli import float_range, int_range, set_threads
 
 __all__ = ["register_train", "register_eval", "register_info"]
 
@@ -19,9 +19,9 @@ def register_train(subparsers) -> None:
     d = TrainConfig()
     p = subparsers.add_parser("train", help="train a character-level language model (resumable)")
     p.add_argument("--model", required=True, help=f"one of {', '.join(MODELS)}")
-    p.add_argument("--size", default="tiny", help=f"one of {', '.join(SIZES)} (default tiny)")
-    p.add_argument("--corpus", default="shakespeare", help=f"one of {', '.join(CORPORA)} (default: the bundled "
-                   "Shakespeare texts)")
+    p.add_argument("--size", default="tiny", help=f"one of {', '.join(SIZES)}")
+    p.add_argument("--corpus", default="shakespeare", help=f"one of {', '.join(CORPORA)}; shakespeare: the bundled "
+                   "Shakespeare texts")
     p.add_argument("--data", default=None, help="data file for --corpus enwik8 or text (refused otherwise)")
     p.add_argument("--steps", type=int_range(1), default=d.steps, help="optimizer steps (>= 1)")
     p.add_argument("--batch-size", type=int_range(1), default=d.batch_size, help="sequences per step (>= 1)")
@@ -42,12 +42,12 @@ def register_train(subparsers) -> None:
     p.add_argument("--init", default=None, metavar="CKPT", help="start from this checkpoint's weights (fine-tune)")
     p.add_argument("--chip", default=None, metavar="TOML", help="hardware-aware training: run every training step "
                    "through the differentiable surrogate of this chip configuration ('default': the ring preset); "
-                   "needs the mapping package (entry point group oscsim.increment_transforms)")
+                   "needs the mapping package (entry point group oscsim.increment_transforms) (default: none, digital training)")
     p.add_argument("--calibrate", action="store_true", help="with --chip: chip-in-the-loop calibration, i.e. the "
                    "compiled chip's own mismatch draw (fixed) and only the digital periphery trained (gates, value "
                    "gain, score temperature, readout)")
     p.add_argument("--readout-noise-scale", type=float_range(0), default=1.0,
-                   help="with --chip: multiply the chip's readout noise (default 1)")
+                   help="with --chip: multiply the chip's readout noise")
     p.add_argument("--out", required=True, help="checkpoint folder (an unfinished run there is resumed)")
     p.add_argument("--json", action="store_true", help="print the final metrics as JSON, no progress bar")
     p.set_defaults(func=_run_train)
@@ -88,14 +88,9 @@ def _parse_overrides(model: str, size: str, items: list[str]) -> dict:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    import torch
-
     from oscsim.train.loop import TrainConfig, train
 
-    if args.threads is not None:
-        if args.threads < 1:
-            raise ValueError(f"--threads must be >= 1, got {args.threads}")
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                       eval_every=min(args.eval_every, args.steps), seed=args.seed,
                       warmup=min(TrainConfig().warmup, max(args.steps // 10, 1)),

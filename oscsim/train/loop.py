@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from oscsim._validate import check_positive_ints
 from oscsim.data import eval_windows, load_corpus, sample_batch
 from oscsim.nn.registry import build_model, count_parameters, model_config
 from oscsim.nn.registry import model_name as mcfg_name
@@ -71,10 +72,7 @@ class TrainConfig:
     seed: int = 0
 
     def __post_init__(self):
-        for name in ("steps", "batch_size", "eval_every", "eval_windows"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        check_positive_ints(self, "steps", "batch_size", "eval_every", "eval_windows")
         if self.final_eval_windows is not None and (not isinstance(self.final_eval_windows, int)
                                                     or self.final_eval_windows < 1):
             raise ValueError(f"final_eval_windows must be a positive integer or None, got {self.final_eval_windows!r}")

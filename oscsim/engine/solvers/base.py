@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -24,7 +25,7 @@ class Solver:
     ``noise``
         ``"additive"`` (the only noise structure the engine's models have) or None (deterministic only).
     ``n_stages``
-        Scratch vectors the step needs.
+        Scratch vectors the step needs (rows of its workspace ``K``).
     ``adaptive``
         True for an embedded pair that chooses its own step.
 
@@ -48,6 +49,16 @@ class Solver:
     def _kernel_key(self):
         return type(self).__name__
 
-    def _step(self):  # pragma: no cover - abstract
-        """The compiled one-step function ``step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew)``."""
-        raise NotImplementedError
+    def _step(self):
+        """The compiled one-step function: ``step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew)`` for a
+        fixed-step method, ``step(drift, t, h, y, g, P, ws, K, ynew, rtol, atol) -> error norm`` for an
+        adaptive pair.
+
+        It is the function named ``step`` in the module that defines the solver class (`_codegen` reads the
+        source of the same function to write the cached kernels), so a solver module holds its step and its
+        class data and nothing else.
+        """
+        step = getattr(sys.modules[type(self).__module__], "step", None)
+        if step is None:
+            raise NotImplementedError(f"{type(self).__name__}: its module {type(self).__module__} defines no step")
+        return step

@@ -50,10 +50,7 @@ class Dopri5(Solver):
     atol: float = 1e-9
     max_steps: int = 10_000_000
 
-    strong_order = None
     deterministic_order = 5.0
-    calculus = None
-    noise = None
     n_stages = 8
     adaptive = True
 
@@ -64,9 +61,6 @@ class Dopri5(Solver):
                 raise ValueError(f"Dopri5.{name}: must be a finite number > 0, got {v!r}")
         if isinstance(self.max_steps, bool) or not isinstance(self.max_steps, numbers.Integral) or self.max_steps < 1:
             raise ValueError(f"Dopri5.max_steps: must be an integer >= 1, got {self.max_steps!r}")
-
-    def _step(self):
-        return step
 
 
 @nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)

@@ -11,6 +11,14 @@ from .base import Solver
 __all__ = ["EulerMaruyama"]
 
 
+@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
+def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
+    f = K[0]
+    drift(t, y, g, P, ws, f)
+    for i in range(y.shape[0]):
+        ynew[i] = y[i] + h * f[i] + sig[i] * dW[i]
+
+
 @dataclass(frozen=True)
 class EulerMaruyama(Solver):
     r"""Euler–Maruyama: y_{n+1} = y_n + f(t_n, y_n) h + σ ΔW_n.
@@ -29,15 +37,3 @@ class EulerMaruyama(Solver):
     calculus = "Ito"
     noise = "additive"
     n_stages = 1
-
-    def _step(self):
-        return step
-
-
-@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
-def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
-    f = K[0]
-    drift(t, y, g, P, ws, f)
-    for i in range(y.shape[0]):
-        ynew[i] = y[i] + h * f[i] + sig[i] * dW[i]
-

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from .base import Solver
 # Heun's step is the stochastic Heun step with no noise (sig * dW = 0 when the run is deterministic): one
-# implementation serves both, and the deterministic order-2 tests cover it.
-from .stochastic_heun import step
+# implementation serves both, and the deterministic order-2 tests cover it. The engine finds it here as
+# ``heun.step`` (see `Solver._step`).
+from .stochastic_heun import step  # noqa: F401
 
 __all__ = ["Heun"]
 
@@ -16,11 +17,5 @@ __all__ = ["Heun"]
 class Heun(Solver):
     """Heun's method, order 2, deterministic only (use `StochasticHeun` for noise)."""
 
-    strong_order = None
     deterministic_order = 2.0
-    calculus = None
-    noise = None
     n_stages = 3
-
-    def _step(self):
-        return step

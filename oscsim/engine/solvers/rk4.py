@@ -11,27 +11,9 @@ from .base import Solver
 __all__ = ["RK4"]
 
 
-@dataclass(frozen=True)
-class RK4(Solver):
-    """Classical RK4, order 4, deterministic only (a model with σ > 0 is refused)."""
-
-    strong_order = None
-    deterministic_order = 4.0
-    calculus = None
-    noise = None
-    n_stages = 5
-
-    def _step(self):
-        return step
-
-
 @nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
 def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
-    k1 = K[0]
-    k2 = K[1]
-    k3 = K[2]
-    k4 = K[3]
-    yt = K[4]
+    k1, k2, k3, k4, yt = K[0], K[1], K[2], K[3], K[4]
     n = y.shape[0]
     drift(t, y, g, P, ws, k1)
     for i in range(n):
@@ -46,3 +28,10 @@ def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
     for i in range(n):
         ynew[i] = y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
 
+
+@dataclass(frozen=True)
+class RK4(Solver):
+    """Classical RK4, order 4, deterministic only (a model with σ > 0 is refused)."""
+
+    deterministic_order = 4.0
+    n_stages = 5

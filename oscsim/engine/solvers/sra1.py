@@ -10,6 +10,25 @@ from .base import Solver
 
 __all__ = ["SRA1"]
 
+# Rößler (2010), Table 5, SRA1: the stage H2 at t + c2 h, its drift and area weights, and the drift weights
+# of the step (the noise enters the step as σ ΔW, weight 1). Prefixed: the generated kernels import every
+# solver's constants into one module (`_codegen` refuses a clash).
+_SRA1_C2 = 3 / 4
+_SRA1_A21 = 3 / 4
+_SRA1_B21 = 3 / 2
+_SRA1_ALPHA1, _SRA1_ALPHA2 = 1 / 3, 2 / 3
+
+
+@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
+def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
+    f1, f2, H2 = K[0], K[1], K[2]
+    drift(t, y, g, P, ws, f1)
+    for i in range(y.shape[0]):
+        H2[i] = y[i] + _SRA1_A21 * h * f1[i] + _SRA1_B21 * sig[i] * area[i]
+    drift(t + _SRA1_C2 * h, H2, g, P, ws, f2)
+    for i in range(y.shape[0]):
+        ynew[i] = y[i] + h * (_SRA1_ALPHA1 * f1[i] + _SRA1_ALPHA2 * f2[i]) + sig[i] * dW[i]
+
 
 @dataclass(frozen=True)
 class SRA1(Solver):
@@ -40,20 +59,3 @@ class SRA1(Solver):
     noise = "additive"
     n_stages = 3
     needs_area = True
-
-    def _step(self):
-        return step
-
-
-@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
-def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
-    f1 = K[0]
-    f2 = K[1]
-    H2 = K[2]
-    drift(t, y, g, P, ws, f1)
-    for i in range(y.shape[0]):
-        H2[i] = y[i] + 0.75 * h * f1[i] + 1.5 * sig[i] * area[i]
-    drift(t + 0.75 * h, H2, g, P, ws, f2)
-    for i in range(y.shape[0]):
-        ynew[i] = y[i] + h * (f1[i] / 3.0 + 2.0 * f2[i] / 3.0) + sig[i] * dW[i]
-

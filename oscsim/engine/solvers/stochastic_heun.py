@@ -11,6 +11,17 @@ from .base import Solver
 __all__ = ["StochasticHeun"]
 
 
+@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
+def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
+    f1, f2, yp = K[0], K[1], K[2]
+    drift(t, y, g, P, ws, f1)
+    for i in range(y.shape[0]):
+        yp[i] = y[i] + h * f1[i] + sig[i] * dW[i]
+    drift(t + h, yp, g, P, ws, f2)
+    for i in range(y.shape[0]):
+        ynew[i] = y[i] + 0.5 * h * (f1[i] + f2[i]) + sig[i] * dW[i]
+
+
 @dataclass(frozen=True)
 class StochasticHeun(Solver):
     r"""Stochastic Heun: ỹ = y + f(t, y) h + σ ΔW;  y_{n+1} = y + ½[f(t, y) + f(t + h, ỹ)] h + σ ΔW.
@@ -28,20 +39,3 @@ class StochasticHeun(Solver):
     calculus = "Stratonovich"
     noise = "additive"
     n_stages = 3
-
-    def _step(self):
-        return step
-
-
-@nb.njit(fastmath=True)  # not cached: it takes the drift as an argument (see _codegen)
-def step(drift, t, h, y, sig, dW, area, g, P, ws, K, ynew):
-    f1 = K[0]
-    f2 = K[1]
-    yp = K[2]
-    drift(t, y, g, P, ws, f1)
-    for i in range(y.shape[0]):
-        yp[i] = y[i] + h * f1[i] + sig[i] * dW[i]
-    drift(t + h, yp, g, P, ws, f2)
-    for i in range(y.shape[0]):
-        ynew[i] = y[i] + 0.5 * h * (f1[i] + f2[i]) + sig[i] * dW[i]
-
