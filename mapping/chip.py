@@ -317,10 +317,32 @@ class Chip:
             from .circuit_chip import circuit_summary
 
             s += circuit_summary(self.config)
+        inj = self.injection_write_error()
+        if inj is not None:
+            s += "\n" + inj["message"]
         v = self.macromodel_validity(warn=True, stacklevel=3)
         if v is not None:
             s += "\n" + v["message"]
         return s
+
+    def injection_write_error(self) -> dict | None:
+        """Predicted phase-write error of ``[injection] mode = "injected"`` (None in ``ideal`` mode).
+
+        Adler's transient for the chips' uniform start phases, the locked offset of the RMS trim residual over
+        all layers and the phase-noise floor, against the settle window's own diffusion and trim drift
+        (:func:`mapping.injection.write_error_report`).
+        """
+        if self.config.injection.mode != "injected":
+            return None
+        from . import units
+        from .injection import write_error_report
+
+        fr = np.concatenate([np.ravel(units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel))
+                             for lm in self.layers])
+        return write_error_report(self.config.injection, detuning_rms=float(np.sqrt(np.mean(fr**2))) if fr.size
+                                  else 0.0, sigma=float(self.timebase["sigma_rad_per_sqrt_cycle"]),
+                                  settle_cycles=float(self.timebase["settle_cycles"]),
+                                  kappa_tau=self.timebase["kappa_tau"] if self.kind == "kuramoto" else None)
 
     def macromodel_validity(self, *, warn: bool = True, stacklevel: int = 2) -> dict | None:
         """Is this ring chip's operating point inside the measured validity map of the phase macromodel?

@@ -146,6 +146,7 @@ def simulate_report(chip, x, y, *, seed=0, progress=None, gpu=None) -> dict:
         "backend": res.backend,
         "seed": seed,
         "macromodel_validity": chip.macromodel_validity(warn=True),
+        "injection_write_error": chip.injection_write_error(),
     }
     return rep
 
@@ -166,6 +167,8 @@ def print_report(rep: dict, file=None) -> None:
     p(f"  validation tokens: {rep['n_tokens']} ({rep['n_tokens'] // rep['seq_len']} windows of {rep['seq_len']})")
     if rep.get("macromodel_validity"):
         p(f"  {rep['macromodel_validity']['message']}")
+    if rep.get("injection_write_error"):
+        p(f"  {rep['injection_write_error']['message']}")
     p(f"  BPC closed form {rep['bpc_closed_form']:.4f} | chip {rep['bpc_chip']:.4f} | "
       f"difference {rep['bpc_difference']:+.4f}")
     p("  fidelity per layer (chip vs closed form, same input):")

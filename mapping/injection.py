@@ -37,7 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["INJECTION_MODES", "InjectionConfig", "inject_phases", "injection_time_s", "injection_energy_j",
-           "residual_error_rms", "layer_initial_errors"]
+           "residual_error_rms", "residual_error_terms", "transient_rms", "cycles_for_rms", "write_error_report",
+           "layer_initial_errors"]
 
 INJECTION_MODES = ("ideal", "injected")
 INJECTION_STREAM = 6
@@ -135,12 +136,139 @@ def inject_phases(target, detuning, *, config: InjectionConfig, sigma: float = 0
     return target + (np.pi - np.mod(np.pi - (out - target), 2 * np.pi))
 
 
-def residual_error_rms(config: InjectionConfig, detuning_rms: float = 0.0, sigma: float = 0.0) -> float:
-    """Predicted RMS residual [rad] after injection: the transient for ψ(0) uniform (RMS π/√3 at Δω = 0 decays
-    as e^{−K n} near lock: bounded by 2 e^{−K n}), the locked offset Δω/K and the noise σ/sqrt(2K)."""
+def transient_rms(strength_cycles: float) -> float:
+    """RMS phase error [rad] left by Adler's transient for start errors ψ(0) uniform on (−π, π], Δω = 0.
+
+    Parameters
+    ----------
+    strength_cycles : float
+        K t, the injection strength times the injection time (dimensionless, >= 0).
+
+    Notes
+    -----
+    With tan(ψ/2) = tan(ψ₀/2) c, c = e^{−Kt}, the mean square over ψ₀ uniform is, after w = tan(ψ₀/2) and
+    s = c w, E[ψ²] = (8c/π) ∫₀^∞ atan(s)² / (c² + s²) ds (evaluated by quadrature, exact). It is dominated by
+    the oscillators that start near the unstable point ψ₀ = ±π: for large K t, E[ψ²] → 8 ln 2 · e^{−Kt}, so the
+    RMS decays as 2.355 e^{−Kt/2} — at **half** the locking rate, not at the rate e^{−Kt} of a typical
+    oscillator's error (the median error decays as 2 e^{−Kt}).
+    """
+    x = float(strength_cycles)
+    if not (math.isfinite(x) and x >= 0):
+        raise ValueError(f"strength_cycles must be a finite number >= 0, got {strength_cycles!r}")
+    if x == 0.0:
+        return math.pi / math.sqrt(3.0)
+    from scipy.integrate import quad
+
+    c = math.exp(-x)
+    # split at s = c (where the integrand turns over) so quad sees both scales of the integrand
+    f = lambda s: math.atan(s) ** 2 / (c * c + s * s)  # noqa: E731
+    val = quad(f, 0.0, c, limit=200)[0] + quad(f, c, 1.0, limit=200)[0] + quad(f, 1.0, math.inf, limit=200)[0]
+    return math.sqrt(8.0 * c / math.pi * val)
+
+
+def residual_error_terms(config: InjectionConfig, detuning_rms: float = 0.0, sigma: float = 0.0) -> dict:
+    """The three independent parts of the residual phase error after injection [rad, RMS].
+
+    ``transient_rad``: :func:`transient_rms` at the locking rate ρ = sqrt(K² − Δω²) (Δω = ``detuning_rms``;
+    the transient with detuning is taken at Δω = 0 with K → ρ, an approximation within a few per cent for
+    Δω ≤ K/10); ``locked_offset_rad``: arcsin(Δω/K); ``noise_floor_rad``: σ/sqrt(2ρ), the stationary spread of
+    the Ornstein–Uhlenbeck process about the lock (independent of the cycles: only a stronger injection lowers
+    it); ``total_rad``: their root sum of squares.
+
+    Parameters
+    ----------
+    config : InjectionConfig
+    detuning_rms : float
+        RMS detuning of the oscillators from the reference [rad/cycle], < K.
+    sigma : float
+        Phase-noise intensity [rad/sqrt(cycle)].
+    """
     K = config.strength
-    tr = 2.0 * math.exp(-K * config.cycles)
-    return math.sqrt(tr**2 + (detuning_rms / K) ** 2 + sigma**2 / (2 * K))
+    d = abs(float(detuning_rms))
+    if not d < K:
+        raise ValueError(f"detuning_rms must be below the injection strength K = {K:.4g} rad/cycle "
+                         f"(the oscillators would not lock), got {detuning_rms!r}")
+    rho = math.sqrt(K * K - d * d)
+    t = {"transient_rad": transient_rms(rho * config.cycles), "locked_offset_rad": math.asin(d / K),
+         "noise_floor_rad": float(sigma) / math.sqrt(2 * rho)}
+    t["total_rad"] = math.sqrt(sum(v * v for v in t.values()))
+    return t
+
+
+def residual_error_rms(config: InjectionConfig, detuning_rms: float = 0.0, sigma: float = 0.0) -> float:
+    """Predicted RMS residual phase error [rad] after injection (start errors uniform, as the chips draw them):
+    ``total_rad`` of :func:`residual_error_terms`."""
+    return residual_error_terms(config, detuning_rms, sigma)["total_rad"]
+
+
+def cycles_for_rms(config: InjectionConfig, target_rad: float) -> float:
+    """Injection cycles for which the transient alone leaves ``target_rad`` RMS (Δω = 0, no noise)."""
+    if not 0 < target_rad < math.pi / math.sqrt(3.0):
+        raise ValueError(f"target_rad must be in (0, pi/sqrt(3)), got {target_rad!r}")
+    from scipy.optimize import brentq
+
+    return brentq(lambda n: transient_rms(config.strength * n) - target_rad, 0.0, 200.0 / config.strength)
+
+
+def write_error_report(config: InjectionConfig, *, detuning_rms: float, sigma: float, settle_cycles: float,
+                       kappa_tau: float | None = None) -> dict:
+    """The predicted write error of an injected chip against the error the settle window itself adds.
+
+    The settle window's own first-order phase errors are the phase diffusion σ sqrt(τ_s) and the trim
+    residual's drift Δω τ_s (RMS, τ_s in cycles); the injection is said to **dominate** when its total write
+    error exceeds their root sum of squares. Every one of these phase errors reaches the increment divided by
+    κτ_s on a Kuramoto chip (the increment is Δθ / κτ_s).
+
+    Parameters
+    ----------
+    config : InjectionConfig
+    detuning_rms : float
+        RMS residual frequency of the oscillators after trim [rad/cycle].
+    sigma : float
+        Phase-noise intensity [rad/sqrt(cycle)].
+    settle_cycles : float
+        τ_s [cycles].
+    kappa_tau : float, optional
+        κτ_s of a Kuramoto chip [rad]; None for SSA chips.
+
+    Returns
+    -------
+    dict with the terms of :func:`residual_error_terms`, ``settle_error_rad`` (the settle window's own),
+    ``level`` ('dominates': above the settle error; 'comparable': above a third of it; 'small'), ``dominates``
+    (bool), ``over_kappa_tau`` (total / κτ_s or None), ``cycles_to_settle_error`` (cycles after which the
+    transient alone falls to a third of the settle error), ``strength_fraction_to_settle_error`` (the
+    ``strength_fraction`` whose noise floor and locked offset are a third of it) and ``message``.
+    """
+    terms = residual_error_terms(config, detuning_rms, sigma)
+    budget = math.hypot(float(sigma) * math.sqrt(settle_cycles), abs(float(detuning_rms)) * settle_cycles)
+    tgt = budget / 3.0
+    n_fix = cycles_for_rms(config, tgt) if 0 < tgt < math.pi / math.sqrt(3.0) else None
+    # noise floor σ/sqrt(2K) <= tgt  ->  K >= σ² / (2 tgt²); locked offset arcsin(Δω/K) <= tgt  ->  K >= Δω / sin(tgt)
+    k_need = max(float(sigma) ** 2 / (2 * tgt * tgt), abs(float(detuning_rms)) / math.sin(min(tgt, 1.0))) \
+        if tgt > 0 else None
+    k_fix = None if k_need is None else k_need / (2 * math.pi)
+    tot = terms["total_rad"]
+    msg = (f"phase injection: {config.cycles:g} cycles at K = {config.strength:.3g} rad/cycle leave {tot:.3g} rad "
+           f"RMS (Adler transient from uniform start phases {terms['transient_rad']:.3g}, noise floor "
+           f"{terms['noise_floor_rad']:.3g}, locked offset {terms['locked_offset_rad']:.3g}) against the settle "
+           f"window's own {budget:.3g} rad")
+    over = None if not kappa_tau else tot / kappa_tau
+    if over is not None:
+        msg += f"; / kappa*tau_s: {over:.3g} in the increment"
+    level = "dominates" if tot > budget else "comparable" if tot > tgt else "small"
+    if level != "small":
+        fixes = []
+        if n_fix is not None and terms["transient_rad"] > tgt:
+            fixes.append(f"about {math.ceil(n_fix)} cycles bring the transient (RMS ~ 2.36 exp(-K n / 2), set by "
+                         f"the oscillators that start near the unstable point) to {tgt:.2g} rad")
+        if k_fix is not None and k_fix <= 0.5 and max(terms["noise_floor_rad"], terms["locked_offset_rad"]) > tgt:
+            fixes.append(f"strength_fraction >= {k_fix:.3g} brings the noise floor sigma/sqrt(2K) and the locked "
+                         f"offset arcsin(dw/K) to {tgt:.2g} rad")
+        msg += (f"; the write error {'dominates' if level == 'dominates' else 'is comparable to'} the settle "
+                f"window's" + (": " + "; ".join(fixes) if fixes else ""))
+    return {**terms, "cycles": float(config.cycles), "strength_rad_per_cycle": config.strength,
+            "settle_error_rad": budget, "level": level, "dominates": level == "dominates", "over_kappa_tau": over,
+            "cycles_to_settle_error": n_fix, "strength_fraction_to_settle_error": k_fix, "message": msg}
 
 
 def injection_time_s(config, f0_hz: float) -> float:

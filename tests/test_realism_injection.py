@@ -108,3 +108,53 @@ def test_realism_example_config_loads_and_compiles():
     cfg = load_config(Path(__file__).resolve().parents[1] / "examples" / "chip-realism.toml")
     assert cfg.injection.mode == "injected" and cfg.calibration_temperature_k == 300.0
     assert cfg.readout.samples_per_cycle == 4 and cfg.temperature_k == 300.2  # (compile: test_realism_pvt)
+
+
+@pytest.mark.parametrize("kt", [0.5, 2.0, 2 * math.pi])
+def test_transient_rms_matches_monte_carlo_of_uniform_start_phases(kt):
+    """The predicted RMS write error is the mean square of Adler's closed form over ψ(0) uniform (the chips'
+    draw): within 4 standard errors of a 400,000-sample Monte Carlo."""
+    from mapping.injection import transient_rms
+
+    psi = adler_phase_error(np.random.default_rng(5).uniform(-np.pi, np.pi, 400_000), 0.0, 1.0, kt)
+    sq = psi**2
+    assert abs(transient_rms(kt) ** 2 - sq.mean()) < 4 * sq.std() / math.sqrt(sq.size)
+
+
+def test_transient_rms_decays_at_half_the_locking_rate():
+    """The start phases near the unstable point set the RMS: E[ψ²] → 8 ln 2 e^{−Kt}, so the RMS falls as
+    e^{−Kt/2} (a typical oscillator's error falls as e^{−Kt}); cycles_for_rms inverts it."""
+    from mapping.injection import InjectionConfig, cycles_for_rms, transient_rms
+
+    for kt in (10.0, 16.0):
+        assert transient_rms(kt) ** 2 == pytest.approx(8 * math.log(2) * math.exp(-kt), rel=2e-3)
+    slope = math.log(transient_rms(16.0) / transient_rms(10.0)) / 6.0
+    assert slope == pytest.approx(-0.5, abs=0.01)
+    cfg = InjectionConfig(mode="injected")
+    n = cycles_for_rms(cfg, 0.0125)
+    assert transient_rms(cfg.strength * n) == pytest.approx(0.0125, rel=1e-6)
+    with pytest.raises(ValueError, match="strength_cycles"):
+        transient_rms(-1.0)
+
+
+def test_injected_chip_summary_states_the_write_error_and_the_cycles_that_fix_it():
+    from _chips import seeded_kuramoto
+
+    model = seeded_kuramoto(k=8, n_heads=2, n_layers=1, seq_len=8)
+    base = ChipConfig(device="ring-macromodel")
+    assert compile(model, base).injection_write_error() is None
+    rep = {}
+    for n in (20.0, 40.0):
+        chip = compile(model, base.replace(injection=InjectionConfig(mode="injected", cycles=n)))
+        rep[n] = chip.injection_write_error()
+        assert rep[n]["message"] in chip.summary()
+    # 20 cycles at K = 0.314 rad/cycle: transient 2.36 e^{-3.14} = 0.10 rad, ~0.4 of the increment at
+    # kappa*tau_s = 0.25, far above the settle window's own diffusion and trim drift: dominates
+    r = rep[20.0]
+    assert r["dominates"] and 0.09 < r["transient_rad"] < 0.11 and r["total_rad"] > 5 * r["settle_error_rad"]
+    assert "cycles bring the transient" in r["message"]
+    # the cycles it names bring the transient to a third of the settle error (the chip no longer dominated)
+    n = math.ceil(r["cycles_to_settle_error"])
+    fixed = compile(model, base.replace(injection=InjectionConfig(mode="injected", cycles=float(n))))
+    assert fixed.injection_write_error()["transient_rad"] <= r["settle_error_rad"] / 3
+    assert not fixed.injection_write_error()["dominates"] and rep[40.0]["total_rad"] < rep[20.0]["total_rad"] / 10
