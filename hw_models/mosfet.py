@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["ids_nmos", "ids_nmos_np"]
+__all__ = ["ids_nmos", "ids_nmos_np", "inverter_current"]
 
 
 @numba.njit(cache=True, fastmath=False)
@@ -34,6 +34,15 @@ def ids_nmos(vg: float, vd: float, vs: float, vt: float, beta: float, lam: float
     if vds < vov:
         return sign * beta * (vov - 0.5 * vds) * vds * (1.0 + lam * vds)
     return sign * 0.5 * beta * vov * vov * (1.0 + lam * vds)
+
+
+@numba.njit(cache=True, fastmath=False)
+def inverter_current(vin: float, vout: float, vdd: float, vt_n: float, vt_p: float, beta_n: float, beta_p: float,
+                     lam_n: float, lam_p: float) -> float:
+    """Net current [A] an inverter drives into its output node: the PMOS (source at V_DD, V_T ``vt_p`` < 0)
+    pulls up, the NMOS (source at 0) pulls down. The PMOS is the NMOS expression with every voltage negated."""
+    return (ids_nmos(-vin, -vout, -vdd, -vt_p, beta_p, lam_p)
+            - ids_nmos(vin, vout, 0.0, vt_n, beta_n, lam_n))
 
 
 def ids_nmos_np(vg, vd, vs, vt, beta, lam):

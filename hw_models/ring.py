@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from hw_models.mosfet import ids_nmos
+from hw_models.mosfet import ids_nmos, inverter_current
 from hw_models.params import (ResistiveCoupler, RingOscillatorParams, TransconductanceCoupler,
                               TransmissionGateCoupler)
 
@@ -181,17 +181,11 @@ def ring_rhs(t, y, p, dydt):
     R = int(p[2])
     K = int(p[3])
     for r in range(R):
-        for k in range(n):
+        for k in range(n):  # stage k is driven by stage k − 1 of its ring
             i = r * n + k
-            j = r * n + (k - 1 + n) % n
             o = _HDR + _PER_NODE * i
-            vin = y[j]
-            vout = y[i]
-            vdd = p[o + 5]
-            # PMOS (source at VDD) pulls up, NMOS (source at 0) pulls down
-            ip = ids_nmos(-vin, -vout, -vdd, -p[o + 1], p[o + 3], p[o + 7])
-            i_n = ids_nmos(vin, vout, 0.0, p[o], p[o + 2], p[o + 6])
-            dydt[i] = (ip - i_n) / p[o + 4]
+            dydt[i] = inverter_current(y[r * n + (k - 1 + n) % n], y[i], p[o + 5], p[o], p[o + 1], p[o + 2], p[o + 3],
+                                       p[o + 6], p[o + 7]) / p[o + 4]
     base = _HDR + _PER_NODE * D
     for c in range(K):
         o = base + _PER_COUPLER * c

@@ -67,7 +67,7 @@ from functools import lru_cache
 import numba
 import numpy as np
 
-from hw_models.mosfet import ids_nmos
+from hw_models.mosfet import ids_nmos, inverter_current
 
 from .kuramoto_chip import KuramotoChipOutput
 from .readout import PhaseReadout, free_running_samples, wrap
@@ -294,13 +294,10 @@ def network_rhs(t, y, p, dydt):
         for r in range(T):
             dydt[r * n] += p[14] * math.cos(p[15] * t + p[po + r])
     for r in range(T):
-        for k in range(n):
+        for k in range(n):  # stage k is driven by stage k − 1 of its ring
             i = r * n + k
-            j = r * n + (k - 1 + n) % n
             o = _HDR + _PER_NODE * i
-            vin = y[j]
-            vout = y[i]
-            cur = ids_nmos(-vin, -vout, -vdd, -p[o + 1], p[o + 3], lam_p) - ids_nmos(vin, vout, 0.0, p[o], p[o + 2], lam_n)
+            cur = inverter_current(y[r * n + (k - 1 + n) % n], y[i], vdd, p[o], p[o + 1], p[o + 2], p[o + 3], lam_n, lam_p)
             if k == 0:
                 cur += dydt[i]
             for q in range(kf):  # flicker: the node's OU currents

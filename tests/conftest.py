@@ -32,3 +32,11 @@ def _numpy_fp_errors_are_errors(request):
     with np.errstate(divide="raise", over="raise", invalid="raise"), warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         yield
+
+
+@pytest.fixture(scope="session")
+def circuit_dev():
+    """The ring-circuit chip's device (the 65 nm ring preset at 300 K), shared by the circuit-rung tests."""
+    from mapping.circuit_chip import circuit_device
+
+    return circuit_device(None, 300.0)

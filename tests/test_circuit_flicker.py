@@ -6,26 +6,21 @@ import numpy as np
 import pytest
 
 from hw_models.flicker import FlickerNoise, ring_flicker_coefficient
-from mapping.circuit_chip import (build_head, circuit_device, draw_circuit_mismatch, network_rhs, network_rhs_np,
+from mapping.circuit_chip import (build_head, draw_circuit_mismatch, network_rhs, network_rhs_np,
                                   ring_phase_noise, simulate_heads)
 
 
-@pytest.fixture(scope="module")
-def dev():
-    return circuit_device(None, 300.0)
-
-
-def test_flicker_states_in_the_rhs_match_the_numpy_twin(dev):
+def test_flicker_states_in_the_rhs_match_the_numpy_twin(circuit_dev):
     """The OU currents are K_f extra states per node: they enter the node current and decay at their rates."""
     rng = np.random.default_rng(1)
     G, T = 2, 5
     fl = FlickerNoise(corner_hz=1e6, f_min_hz=1e3, f_max_hz=1e8, per_decade=2)
-    head = build_head(dev, rng.uniform(0, 2 * math.pi, (G, T)), 0.05 * rng.standard_normal((G, T, T)),
+    head = build_head(circuit_dev, rng.uniform(0, 2 * math.pi, (G, T)), 0.05 * rng.standard_normal((G, T, T)),
                       steps_per_period=100, stochastic=True, noise=True, flicker=fl,
-                      mismatch=draw_circuit_mismatch(dev, (G, T), [4, 0, 3]))
+                      mismatch=draw_circuit_mismatch(circuit_dev, (G, T), [4, 0, 3]))
     kf = fl.n_processes
     assert kf == 11 and int(head.params[0, 10]) == kf
-    D = T * dev.ring.n_stages
+    D = T * circuit_dev.ring.n_stages
     y = np.concatenate([head.y0, 1e-6 * rng.standard_normal((G, D * kf))], axis=1)
     ref = network_rhs_np(y, head.params)
     for g in range(G):
@@ -39,13 +34,13 @@ def test_flicker_states_in_the_rhs_match_the_numpy_twin(dev):
     expect = y[:, D:].reshape(G, D, kf).sum(-1) / head.c_load.reshape(G, D)
     np.testing.assert_allclose(diff, expect, rtol=1e-9, atol=1e-12 * np.abs(expect).max())
     # the stationary std of each OU current is sqrt(S_w f_c ln r) (the hw_models bank definition)
-    assert head.flicker_std_a == pytest.approx(np.sqrt(fl.variance(dev.s_i_a2_per_hz)))
+    assert head.flicker_std_a == pytest.approx(np.sqrt(fl.variance(circuit_dev.s_i_a2_per_hz)))
     # noise off: no flicker states (flicker is noise)
-    quiet = build_head(dev, np.zeros((1, 2)), np.zeros((1, 2, 2)), steps_per_period=100, stochastic=False, flicker=fl)
+    quiet = build_head(circuit_dev, np.zeros((1, 2)), np.zeros((1, 2, 2)), steps_per_period=100, stochastic=False, flicker=fl)
     assert quiet.flicker is None and int(quiet.params[0, 10]) == 0
 
 
-def test_circuit_ring_with_flicker_has_the_1_over_f3_and_1_over_f2_slopes(dev):
+def test_circuit_ring_with_flicker_has_the_1_over_f3_and_1_over_f2_slopes(circuit_dev):
     """8 free-running rings at circuit level (stochastic Heun T/50, 16,384 cycles each, ~13 s warm), white
     thermal node noise plus the OU bank of 1/f current noise at every node; phase from node-0 crossings, Welch.
 
@@ -57,12 +52,12 @@ def test_circuit_ring_with_flicker_has_the_1_over_f3_and_1_over_f2_slopes(dev):
     [f3/10, f3/3] and of −2 over [3 f3, 12 f3]; the rung check: the circuit's L against the macromodel's
     D/(4π² f²) + (Σ v̄_k²/C²) S_bank(f)/(8π² f²) in the 1/f³ band, measured 1.03 ± 0.04 (within 1.5 dB
     asserted)."""
-    f0 = 1.0 / dev.period_s
-    g2 = ring_flicker_coefficient(dev.ring, FlickerNoise(corner_hz=1.0, f_min_hz=1.0, f_max_hz=10.0))[
+    f0 = 1.0 / circuit_dev.period_s
+    g2 = ring_flicker_coefficient(circuit_dev.ring, FlickerNoise(corner_hz=1.0, f_min_hz=1.0, f_max_hz=10.0))[
         "gamma_dc_over_rms"] ** 2
     f3 = f0 / 200
     fl = FlickerNoise(corner_hz=f3 / g2, f_min_hz=f3 / 64, f_max_hz=16 * f3, per_decade=2)
-    r = ring_phase_noise(dev, fl, n_cycles=16384, n_rings=8, steps_per_period=50, nperseg=8192, seed=0)
+    r = ring_phase_noise(circuit_dev, fl, n_cycles=16384, n_rings=8, steps_per_period=50, nperseg=8192, seed=0)
     f, L, P = r["f_hz"], r["L_dbc_hz"], r["L_macromodel_dbc_hz"]
 
     def slope(lo, hi):
@@ -96,7 +91,7 @@ def test_flicker_is_a_ring_circuit_config_field():
     assert ChipConfig(device="ring-circuit", flicker=True).idealised().flicker is False
 
 
-def test_flicker_moves_a_circuit_head_and_is_keyed(dev):
+def test_flicker_moves_a_circuit_head_and_is_keyed(circuit_dev):
     """The chip's bank (1 MHz corner, assumed; 1 kHz-100 MHz) on a small head: the read phases differ from the
     white-noise-only run with the same stream seeds, and the same seeds give the same phases."""
     from mapping.circuit_chip import circuit_flicker
@@ -108,9 +103,9 @@ def test_flicker_moves_a_circuit_head_and_is_keyed(dev):
     C = 0.05 * np.tril(rng.standard_normal((G, T, T)), -1)
     seeds = stream_seeds(3, np.arange(G))
     kw = dict(steps_per_period=100, stochastic=True, noise=True)
-    a = simulate_heads(build_head(dev, th, C, flicker=circuit_flicker(), **kw), settle_cycles=4, seed=seeds)["psi"]
-    b = simulate_heads(build_head(dev, th, C, flicker=circuit_flicker(), **kw), settle_cycles=4, seed=seeds)["psi"]
-    w = simulate_heads(build_head(dev, th, C, **kw), settle_cycles=4, seed=seeds)["psi"]
+    a = simulate_heads(build_head(circuit_dev, th, C, flicker=circuit_flicker(), **kw), settle_cycles=4, seed=seeds)["psi"]
+    b = simulate_heads(build_head(circuit_dev, th, C, flicker=circuit_flicker(), **kw), settle_cycles=4, seed=seeds)["psi"]
+    w = simulate_heads(build_head(circuit_dev, th, C, **kw), settle_cycles=4, seed=seeds)["psi"]
     np.testing.assert_array_equal(a, b)
     assert np.all(a != w)
 

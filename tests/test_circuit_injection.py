@@ -6,30 +6,25 @@ import numpy as np
 import pytest
 
 from hw_models.injection import adler_phase_error
-from mapping.circuit_chip import (build_head, circuit_device, inject_rings, injection_drive, injection_residuals,
+from mapping.circuit_chip import (build_head, inject_rings, injection_drive, injection_residuals,
                                   simulate_heads)
 
 K = 2 * math.pi * 0.05  # rad/cycle: the chip default strength_fraction 0.05
 
 
-@pytest.fixture(scope="module")
-def dev():
-    return circuit_device(None, 300.0)
-
-
-def _transient(dev, psi0, theta0, cycles, eps=None, save_from=0.0):
+def _transient(circuit_dev, psi0, theta0, cycles, eps=None, save_from=0.0):
     G = len(psi0)
-    head = build_head(dev, np.asarray(theta0, float)[:, None], np.zeros((G, 1, 1)), steps_per_period=100,
+    head = build_head(circuit_dev, np.asarray(theta0, float)[:, None], np.zeros((G, 1, 1)), steps_per_period=100,
                       stochastic=False, freq_residual_rel=None if eps is None else np.asarray(eps)[:, None])
     o = inject_rings(head, cycles=cycles, strength_rad_per_cycle=K, psi0=np.asarray(psi0)[:, None],
                      save_from_cycle=save_from)
-    _, _, w = injection_drive(dev, K, 100, False)
+    _, _, w = injection_drive(circuit_dev, K, 100, False)
     ts, ps = injection_residuals(head, o["t"], o["v0"], w, o["t_inj_s"])
     per = 2 * math.pi / w
     return head, o, [(t + o["t_inj_s"]) / per for t in ts], ps
 
 
-def test_circuit_injection_follows_the_adler_transient(dev):
+def test_circuit_injection_follows_the_adler_transient(circuit_dev):
     """8 nominal rings (RK4 T/100, noise off) start ψ₀ ∈ [−2.5, 2.5] rad from their token phases and receive the
     reference current I = K C/|V₁| (K = 0.314 rad/cycle, I ≈ 46 µA) into node 0 for 16 cycles; ψ at every rising
     crossing. The circuit locks at a common offset ψ* (≈ −0.022 rad: the injected current's waveform distortion at
@@ -38,11 +33,11 @@ def test_circuit_injection_follows_the_adler_transient(dev):
     a few % slower than K from the PPV) and its decay rate, fitted to log tan(|ψ − ψ*|/2) over cycles 2–14
     (linear in t for Adler), is ρ = K within 10 %."""
     psi0 = np.linspace(-2.5, 2.5, 8)
-    _, _, cyc_l, ps_l = _transient(dev, psi0, np.linspace(0, 6, 8), 40.0, save_from=30.0)
+    _, _, cyc_l, ps_l = _transient(circuit_dev, psi0, np.linspace(0, 6, 8), 40.0, save_from=30.0)
     pstar = np.array([p.mean() for p in ps_l])
     assert np.ptp(pstar) < 2e-3 and abs(pstar.mean()) < 0.05  # one lock point for every token phase
     ps0 = float(pstar.mean())
-    _, _, cyc, ps = _transient(dev, psi0, np.linspace(0, 6, 8), 16.0)
+    _, _, cyc, ps = _transient(circuit_dev, psi0, np.linspace(0, 6, 8), 16.0)
     rates, devs = [], []
     for g in range(8):
         pred = adler_phase_error(psi0[g] - ps0, 0.0, K, cyc[g]) + ps0
@@ -57,18 +52,18 @@ def test_circuit_injection_follows_the_adler_transient(dev):
     assert np.all(np.abs(np.array(rates) - 1) < 0.10)
 
 
-def test_circuit_lock_offset_follows_the_detuning(dev):
+def test_circuit_lock_offset_follows_the_detuning(circuit_dev):
     """Rings trimmed to ε = ±0.01 off the reference lock at ψ* ± arcsin(2π ε / K) (Adler): the difference of the
     two lock points is 2 arcsin(2π·0.01/K) = 0.403 rad within 10 %, with the circuit's own K."""
     eps = np.array([0.01, -0.01])
-    _, _, _, ps = _transient(dev, np.zeros(2), np.zeros(2), 40.0, eps=eps, save_from=30.0)
+    _, _, _, ps = _transient(circuit_dev, np.zeros(2), np.zeros(2), 40.0, eps=eps, save_from=30.0)
     d = ps[0].mean() - ps[1].mean()
     pred = 2 * math.asin(2 * math.pi * 0.01 / K)
     print(f"lock-point difference {d:.4f} rad vs Adler {pred:.4f}")
     assert d == pytest.approx(pred, rel=0.10)
 
 
-def test_release_error_of_the_written_phase(dev):
+def test_release_error_of_the_written_phase(circuit_dev):
     """What the chip reads after the write: 20 cycles of injection (ψ₀ up to ±2.5 rad), then the uncoupled
     settle and readout windows. The residual is not the Adler transient's 2 e^{−20K} ≈ 4e-3 rad alone: cutting
     the current off at a fixed reference instant releases every ring from the forced orbit at its own token
@@ -76,7 +71,7 @@ def test_release_error_of_the_written_phase(dev):
     RMS ≈ 0.015 rad with this strength); asserted: finite, above the Adler residual and below 0.05 rad."""
     th = np.linspace(0, 2 * math.pi, 16, endpoint=False)
     psi0 = np.linspace(-2.5, 2.5, 16)
-    head = build_head(dev, th[:, None], np.zeros((16, 1, 1)), steps_per_period=100, stochastic=False)
+    head = build_head(circuit_dev, th[:, None], np.zeros((16, 1, 1)), steps_per_period=100, stochastic=False)
     y = inject_rings(head, cycles=20.0, strength_rad_per_cycle=K, psi0=psi0[:, None])["y"]
     err = simulate_heads(head, settle_cycles=4, y_start=y)["dtheta"][:, 0]
     adler = np.abs(adler_phase_error(psi0, 0.0, K, 20.0))
@@ -123,7 +118,7 @@ def test_injected_ring_circuit_chip_runs_the_transient():
     assert dataclasses.replace(cfg.injection, mode="ideal").mode == "ideal"
 
 
-def test_injected_reference_calibration_removes_the_common_lock_offset(dev):
+def test_injected_reference_calibration_removes_the_common_lock_offset(circuit_dev):
     """The chip's reference calibration through the same write path (nominal replica rings written and read):
     its mean is the common offset of the written phase, its spread the θ-dependent release error that stays in
     the chip. Measured: mean −0.0011 rad against the placement calibration's −0.0002 (the −0.0225 rad lock
@@ -131,15 +126,15 @@ def test_injected_reference_calibration_removes_the_common_lock_offset(dev):
     gone after release), spread 0.013 rad against 1.4e-4."""
     from mapping.circuit_chip import _reference_offset, _reference_offset_injected
 
-    off_i, spread_i = _reference_offset_injected(dev, 4.0, 100, False, 20.0, K)
-    off_p, spread_p = _reference_offset(dev, 4.0, 100, False)
+    off_i, spread_i = _reference_offset_injected(circuit_dev, 4.0, 100, False, 20.0, K)
+    off_p, spread_p = _reference_offset(circuit_dev, 4.0, 100, False)
     print(f"reference offset: injected write {off_i:.4f} (spread {spread_i:.4f}) rad, placement {off_p:.5f} "
           f"(spread {spread_p:.5f}) rad")
     assert abs(off_i - off_p) < 0.005
     assert spread_p < spread_i < 0.03
 
 
-def test_injection_term_of_the_rhs_is_the_reference_current(dev):
+def test_injection_term_of_the_rhs_is_the_reference_current(circuit_dev):
     """network_rhs with the injection fields adds hw_models.injection.injection_current(t)/C to node 0 of every
     ring and nothing elsewhere (Numba kernel and NumPy twin)."""
     from hw_models.injection import injection_current
@@ -147,20 +142,20 @@ def test_injection_term_of_the_rhs_is_the_reference_current(dev):
 
     rng = np.random.default_rng(4)
     T = 3
-    head = build_head(dev, rng.uniform(0, 2 * math.pi, (1, T)), np.zeros((1, T, T)), steps_per_period=100,
+    head = build_head(circuit_dev, rng.uniform(0, 2 * math.pi, (1, T)), np.zeros((1, T, T)), steps_per_period=100,
                       stochastic=False)
-    amp, w, phi = 4e-5, 2 * math.pi / dev.period_s, rng.uniform(0, 2 * math.pi, T)
+    amp, w, phi = 4e-5, 2 * math.pi / circuit_dev.period_s, rng.uniform(0, 2 * math.pi, T)
     p = head.params.copy()
     p[:, 14], p[:, 15], p[:, 16] = amp, w, p.shape[1]
     p = np.concatenate([p, phi[None]], axis=1)
-    t = 0.37 * dev.period_s
+    t = 0.37 * circuit_dev.period_s
     y = head.y0
     d_np = network_rhs_np(y, p, t) - network_rhs_np(y, head.params, t)
     d = np.empty(y.shape[1])
     network_rhs(t, y[0], p[0], d)
     d0 = np.empty(y.shape[1])
     network_rhs(t, y[0], head.params[0], d0)
-    n = dev.ring.n_stages
+    n = circuit_dev.ring.n_stages
     want = np.zeros(T * n)
     want[0::n] = injection_current(t, amp, w / (2 * math.pi), phi) / head.c_load[0, :, 0]
     np.testing.assert_allclose(d_np[0], want, rtol=1e-9, atol=1e-3)

@@ -5,21 +5,16 @@ import math
 import numpy as np
 import pytest
 
-from mapping.circuit_chip import (build_head, circuit_device, draw_circuit_mismatch, network_rhs, network_rhs_np,
+from mapping.circuit_chip import (build_head, draw_circuit_mismatch, network_rhs, network_rhs_np,
                                   simulate_heads)
 
 
-@pytest.fixture(scope="module")
-def dev():
-    return circuit_device(None, 300.0)
-
-
-def test_network_rhs_matches_its_numpy_twin(dev):
+def test_network_rhs_matches_its_numpy_twin(circuit_dev):
     rng = np.random.default_rng(3)
     G, T = 3, 6
-    mm = draw_circuit_mismatch(dev, (G, T), [1, 2, 3])
+    mm = draw_circuit_mismatch(circuit_dev, (G, T), [1, 2, 3])
     C = 0.05 * rng.standard_normal((G, T, T))
-    head = build_head(dev, rng.uniform(0, 2 * math.pi, (G, T)), C, steps_per_period=100, stochastic=False,
+    head = build_head(circuit_dev, rng.uniform(0, 2 * math.pi, (G, T)), C, steps_per_period=100, stochastic=False,
                       mismatch=mm, freq_residual_rel=1e-4 * rng.standard_normal((G, T)))
     y = head.y0 + 0.05 * rng.standard_normal(head.y0.shape)  # off the cycle: every transistor region is used
     ref = network_rhs_np(y, head.params)
@@ -31,12 +26,12 @@ def test_network_rhs_matches_its_numpy_twin(dev):
     p0 = head.params.copy()
     p0[:, 9] = 0.0
     diff = network_rhs_np(y, p0) - ref
-    n = dev.ring.n_stages
+    n = circuit_dev.ring.n_stages
     assert np.all(diff[:, [k for k in range(T * n) if k % n]] == 0)
     assert np.all(np.abs(diff[:, n::n]) > 0)
 
 
-def test_transconductor_coupling_function_predicts_two_ring_drift(dev):
+def test_transconductor_coupling_function_predicts_two_ring_drift(circuit_dev):
     """Ring 1 receives from ring 0 through the two-tap transconductor: over 4 cycles its phase moves by
     4 C H(θ₀ − θ₁) (weak coupling, C = 0.005 rad/cycle) with H from the receiver's PPV (a₁ = 1 normalised)."""
     G = 12
@@ -45,28 +40,28 @@ def test_transconductor_coupling_function_predicts_two_ring_drift(dev):
     c = 0.005
     C = np.zeros((G, 2, 2))
     C[:, 1, 0] = c
-    out = simulate_heads(build_head(dev, th, C, steps_per_period=200, stochastic=False), settle_cycles=4)
-    m = np.arange(1, len(dev.harmonics) + 1)
-    H = np.sin(np.outer(ph, m)) @ dev.harmonics[:, 0] + np.cos(np.outer(ph, m)) @ dev.harmonics[:, 1]
-    H += dev.offset_norm - dev.harmonics[:, 1].sum()  # the loading offset a₀/a₁
+    out = simulate_heads(build_head(circuit_dev, th, C, steps_per_period=200, stochastic=False), settle_cycles=4)
+    m = np.arange(1, len(circuit_dev.harmonics) + 1)
+    H = np.sin(np.outer(ph, m)) @ circuit_dev.harmonics[:, 0] + np.cos(np.outer(ph, m)) @ circuit_dev.harmonics[:, 1]
+    H += circuit_dev.offset_norm - circuit_dev.harmonics[:, 1].sum()  # the loading offset a₀/a₁
     pred = 4 * c * H
     d = out["dtheta"][:, 1]
     assert np.linalg.norm(d - pred) / np.linalg.norm(pred) < 0.02
     assert np.all(np.abs(out["dtheta"][:, 0]) < 2e-4)  # the source is not loaded (unilateral)
     # the differential swap: a negative gain reverses the phase increment (first order)
-    out_n = simulate_heads(build_head(dev, th, -C, steps_per_period=200, stochastic=False), settle_cycles=4)
+    out_n = simulate_heads(build_head(circuit_dev, th, -C, steps_per_period=200, stochastic=False), settle_cycles=4)
     assert np.linalg.norm(out_n["dtheta"][:, 1] + d) / np.linalg.norm(d) < 0.03
 
 
-def test_mismatched_rings_are_trimmed_and_placed_on_their_own_cycles(dev):
+def test_mismatched_rings_are_trimmed_and_placed_on_their_own_cycles(circuit_dev):
     """Uncoupled rings with Pelgrom V_T and load mismatch, trimmed to a residual ε: the read phase moves by
     2π ε τ_s only (a placement on the nominal cycle would leave offsets of ~0.04 rad rms, measured)."""
     G, T = 2, 16
     rng = np.random.default_rng(0)
     th = rng.uniform(0, 2 * math.pi, (G, T))
     eps = 2e-4 * rng.standard_normal((G, T))
-    head = build_head(dev, th, np.zeros((G, T, T)), steps_per_period=100, stochastic=False,
-                      mismatch=draw_circuit_mismatch(dev, (G, T), [0, 0, 3]), freq_residual_rel=eps)
+    head = build_head(circuit_dev, th, np.zeros((G, T, T)), steps_per_period=100, stochastic=False,
+                      mismatch=draw_circuit_mismatch(circuit_dev, (G, T), [0, 0, 3]), freq_residual_rel=eps)
     assert np.std(head.trim) > 3e-3  # the draw does detune the rings (trim of ~1 %)
     out = simulate_heads(head, settle_cycles=4)
     np.testing.assert_allclose(out["dtheta"], 2 * math.pi * eps * 4, atol=6e-4)
