@@ -21,12 +21,18 @@ from oscsim._validate import check_positive_ints
 from oscsim.data import eval_windows, load_corpus, sample_batch
 from oscsim.nn.registry import build_model, count_parameters, model_config
 from oscsim.nn.registry import model_name as mcfg_name
-from oscsim.train.checkpoint import (CONFIG_FILE, OPTIM_FILE, load_checkpoint, load_optimizer, read_config,
-                                     save_checkpoint, save_optimizer)
+from oscsim.train.checkpoint import (CONFIG_FILE, MODEL_FILE, OPTIM_FILE, load_checkpoint, load_optimizer,
+                                     read_config, resolve_checkpoint, save_checkpoint, save_optimizer)
 
 __all__ = ["TrainConfig", "train", "evaluate_bpc", "lr_at"]
 
 LN2 = math.log(2.0)
+
+
+def _file_sha256(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,6 +194,8 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
                              f"{src.config.to_dict()}, not {model} {size} {mcfg.to_dict()}")
         net.load_state_dict(src.state_dict())
         run_info["init"] = str(init)
+        # the weights it started from, so a fine-tune whose parent was retrained is recognisably stale
+        run_info["init_sha256"] = _file_sha256(resolve_checkpoint(init) / MODEL_FILE)
     tf = None
     if transform is not None:
         tf = transform(net)
