@@ -239,6 +239,17 @@ def write_error_report(config: InjectionConfig, *, detuning_rms: float, sigma: f
     transient alone falls to a third of the settle error), ``strength_fraction_to_settle_error`` (the
     ``strength_fraction`` whose noise floor and locked offset are a third of it) and ``message``.
     """
+    budget = math.hypot(float(sigma) * math.sqrt(settle_cycles), abs(float(detuning_rms)) * settle_cycles)
+    if not abs(float(detuning_rms)) < config.strength:  # no lock: say so instead of failing in Chip.summary()
+        k_fix = 2 * abs(float(detuning_rms)) / (2 * math.pi)
+        return {"transient_rad": None, "locked_offset_rad": None, "noise_floor_rad": None, "total_rad": None,
+                "cycles": float(config.cycles), "strength_rad_per_cycle": config.strength, "settle_error_rad": budget,
+                "level": "dominates", "dominates": True, "over_kappa_tau": None, "cycles_to_settle_error": None,
+                "strength_fraction_to_settle_error": k_fix if k_fix <= 0.5 else None,
+                "message": (f"phase injection: the RMS trim residual {abs(float(detuning_rms)):.3g} rad/cycle is not "
+                            f"below K = {config.strength:.3g} rad/cycle, so the oscillators do not lock and the "
+                            f"written phases are not the token phases; raise strength_fraction (twice the "
+                            f"residual: {k_fix:.3g})")}
     terms = residual_error_terms(config, detuning_rms, sigma)
     budget = math.hypot(float(sigma) * math.sqrt(settle_cycles), abs(float(detuning_rms)) * settle_cycles)
     tgt = budget / 3.0

@@ -104,3 +104,18 @@ def test_blowup_reports_time_and_group():
 def test_custom_ode_rejects_plain_python():
     with pytest.raises(ValueError, match="njit"):
         CustomODE(rhs=lambda t, y, p, d: None, params=[1.0], dim=1)
+
+
+def test_a_solver_whose_module_defines_no_step_is_refused_by_name():
+    """Solver._step reads ``step`` from the solver's own module; a module without one is refused, naming the
+    class and the module (this test module defines no ``step``)."""
+    from dataclasses import dataclass
+
+    from oscsim.engine.solvers.base import Solver
+
+    @dataclass(frozen=True)
+    class Stepless(Solver):
+        pass
+
+    with pytest.raises(NotImplementedError, match=r"Stepless: its module .*test_engine_errors defines no step"):
+        Stepless()._step()

@@ -158,3 +158,12 @@ def test_injected_chip_summary_states_the_write_error_and_the_cycles_that_fix_it
     fixed = compile(model, base.replace(injection=InjectionConfig(mode="injected", cycles=float(n))))
     assert fixed.injection_write_error()["transient_rad"] <= r["settle_error_rad"] / 3
     assert not fixed.injection_write_error()["dominates"] and rep[40.0]["total_rad"] < rep[20.0]["total_rad"] / 10
+
+
+def test_write_error_report_says_when_the_oscillators_cannot_lock():
+    from mapping.injection import write_error_report
+
+    cfg = InjectionConfig(mode="injected", strength_fraction=1e-4)  # K = 6.3e-4 rad/cycle
+    r = write_error_report(cfg, detuning_rms=2e-3, sigma=0.0, settle_cycles=1.0, kappa_tau=0.25)
+    assert r["dominates"] and r["total_rad"] is None and "do not lock" in r["message"]
+    assert r["strength_fraction_to_settle_error"] > 2e-3 / (2 * math.pi)
