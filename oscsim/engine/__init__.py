@@ -9,7 +9,7 @@ See ``docs/engine.md`` for the guide.
 
 from .custom_ode import CustomODE
 from .drives import ExternalDrive, SubharmonicInjection
-from .phase_network import PhaseNetwork
+from .phase_network import PackedPhaseNetwork, PhaseNetwork
 from .rng import brownian_increments, standard_normals
 from .saving import SaveAt, SaveEvery, SaveSummary
 from .simulate import simulate
@@ -20,6 +20,7 @@ from .stuart_landau import StuartLandauNetwork
 __all__ = [
     "simulate",
     "PhaseNetwork",
+    "PackedPhaseNetwork",
     "StuartLandauNetwork",
     "CustomODE",
     "SubharmonicInjection",

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._loop import get_adaptive_loop, get_fixed_loop, run_groups
 from .custom_ode import CustomODE
-from .phase_network import PhaseNetwork
+from .phase_network import PackedPhaseNetwork, PhaseNetwork
 from .saving import SaveAt, SaveEvery, SaveSummary
 from .solution import SimulationError, Solution
 from .solvers.base import Solver
@@ -17,7 +17,7 @@ from .stuart_landau import StuartLandauNetwork
 
 __all__ = ["simulate"]
 
-_MODELS = (PhaseNetwork, StuartLandauNetwork, CustomODE)
+_MODELS = (PhaseNetwork, PackedPhaseNetwork, StuartLandauNetwork, CustomODE)
 _SAVES = (SaveEvery, SaveAt, SaveSummary)
 _OPTIONS = ("save", "seed", "brownian_substeps")
 
@@ -68,7 +68,10 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
 
     Parameters
     ----------
-    model : PhaseNetwork, StuartLandauNetwork or CustomODE
+    model : PhaseNetwork, PackedPhaseNetwork, StuartLandauNetwork or CustomODE
+        A `PhaseNetwork` is packed once (`PhaseNetwork.pack`, kept on the object), so running the same
+        model again, or a `PackedPhaseNetwork` with new arrays (`PackedPhaseNetwork.with_arrays`), does not
+        repeat the packing.
     solver : Solver
         `EulerMaruyama`, `StochasticHeun`, `SRA1` (noise allowed), `RK4`, `Heun`, `Dopri5`
         (deterministic only).
@@ -117,6 +120,8 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
         )
     if not isinstance(model, _MODELS):
         raise ValueError(f"model: expected one of {[m.__name__ for m in _MODELS]}, got {type(model).__name__}")
+    model_name = type(model).__name__
+    model = model._engine_model()
     if not isinstance(solver, Solver):
         raise ValueError(f"solver: expected a solver instance (e.g. EulerMaruyama()), got {solver!r}")
     if save is None:
@@ -168,7 +173,7 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     ystate = np.array(ystate, dtype=np.float64, order="C")
     drift = model._make_drift()
     model_key = model._kernel_key()
-    stats = {"solver": type(solver).__name__, "model": type(model).__name__, "n_groups": G}
+    stats = {"solver": type(solver).__name__, "model": model_name, "n_groups": G}
     span = t1 - t0
 
     if solver.adaptive:
