@@ -19,7 +19,8 @@ __all__ = ["simulate"]
 
 _MODELS = (PhaseNetwork, PackedPhaseNetwork, StuartLandauNetwork, CustomODE)
 _SAVES = (SaveEvery, SaveAt, SaveSummary)
-_OPTIONS = ("save", "seed", "brownian_substeps")
+_OPTIONS = ("save", "seed", "brownian_substeps", "backend")
+_BACKENDS = ("cpu", "cuda")
 
 
 def _real_scalar(name, v) -> float:
@@ -63,7 +64,8 @@ def _group_seeds(seed, G: int) -> np.ndarray:
     return out
 
 
-def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_substeps=1, **unknown) -> Solution:
+def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_substeps=1, backend="cpu",
+             **unknown) -> Solution:
     r"""Integrate G independent oscillator networks from t0 to t1.
 
     Parameters
@@ -93,6 +95,13 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     brownian_substeps : int
         m >= 1: the Brownian path is drawn on the grid dt/m and summed (with its area integrals), so a run
         with (dt, m) and one with (dt/m, 1) see the same path: this is how strong convergence is measured.
+    backend : {"cpu", "cuda"}
+        "cpu" (default): the Numba kernels on ``numba.get_num_threads()`` threads. "cuda": a phase network
+        (`PhaseNetwork` / `PackedPhaseNetwork`) with `EulerMaruyama`, `StochasticHeun`, `Heun` or `RK4` on
+        the GPU (Numba CUDA; ``NUMBA_ENABLE_CUDASIM=1`` runs it on the CPU simulator). Never chosen
+        silently, and no fallback: without a GPU it raises. Its noise comes from other streams (Philox)
+        than the CPU path's, so the same seed gives the same statistics, not the same path; deterministic
+        runs agree with the CPU path to rounding (docs/engine.md, "GPU").
 
     Returns
     -------
@@ -101,7 +110,10 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     Raises
     ------
     ValueError
-        Bad shapes, NaN/inf, negative noise, dt <= 0, noise with a deterministic solver, unknown options.
+        Bad shapes, NaN/inf, negative noise, dt <= 0, noise with a deterministic solver, unknown options, a
+        model/solver/save the chosen backend does not implement.
+    RuntimeError
+        ``backend="cuda"`` where no CUDA GPU (nor the simulator) is available.
     SimulationError
         The state became NaN/inf; names the time and the group.
 
@@ -137,6 +149,10 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
         raise ValueError(f"t1: must be > t0 = {t0!r}, got {t1!r}")
     if isinstance(brownian_substeps, bool) or not isinstance(brownian_substeps, numbers.Integral) or brownian_substeps < 1:
         raise ValueError(f"brownian_substeps: must be an integer >= 1, got {brownian_substeps!r}")
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend: must be one of {', '.join(map(repr, _BACKENDS))}, got {backend!r}")
+    if backend == "cuda":
+        _check_cuda_support(model, solver)
 
     y0 = np.asarray(y0)
     if y0.dtype == object or not np.issubdtype(y0.dtype, np.number):
@@ -173,7 +189,7 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     ystate = np.array(ystate, dtype=np.float64, order="C")
     drift = model._make_drift()
     model_key = model._kernel_key()
-    stats = {"solver": type(solver).__name__, "model": model_name, "n_groups": G}
+    stats = {"solver": type(solver).__name__, "model": model_name, "n_groups": G, "backend": backend}
     span = t1 - t0
 
     if solver.adaptive:
@@ -235,14 +251,23 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     fail_t = np.zeros(G)
     sig = np.array(model._noise_rows(), dtype=np.float64, order="C") if noisy else np.zeros((1, D))
 
-    loop = get_fixed_loop(model_key, drift, phases, solver)
-    tic = time.perf_counter()
-    run_groups(loop, G, (
-        ystate, t0, dt, np.int64(n_steps), h_last, tgrid, P, sig, noisy, bool(solver.needs_area and noisy),
-        seed_u, np.int64(brownian_substeps), np.int64(model._work_size()), np.int64(max(solver.n_stages, 1)),
-        save_steps, ys, summ_on, np.int64(summ_start), np.int64(summ_every), mean_re, mean_im, coh, n_summ,
-        yfin, fail_step, fail_t))
-    stats["wall_time_s"] = time.perf_counter() - tic
+    if backend == "cuda":
+        from ._cuda import run_fixed
+
+        tic = time.perf_counter()
+        stats["device"] = run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noisy, seed_u,
+                                    brownian_substeps, save_steps, ys, summ_on, summ_start, summ_every, mean_re,
+                                    mean_im, coh, n_summ, yfin, fail_step, fail_t)
+        stats["wall_time_s"] = time.perf_counter() - tic
+    else:
+        loop = get_fixed_loop(model_key, drift, phases, solver)
+        tic = time.perf_counter()
+        run_groups(loop, G, (
+            ystate, t0, dt, np.int64(n_steps), h_last, tgrid, P, sig, noisy, bool(solver.needs_area and noisy),
+            seed_u, np.int64(brownian_substeps), np.int64(model._work_size()), np.int64(max(solver.n_stages, 1)),
+            save_steps, ys, summ_on, np.int64(summ_start), np.int64(summ_every), mean_re, mean_im, coh, n_summ,
+            yfin, fail_step, fail_t))
+        stats["wall_time_s"] = time.perf_counter() - tic
     stats["n_steps"] = n_steps
     failed = np.flatnonzero(fail_step >= 0)
     if failed.size:
@@ -270,6 +295,21 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
         coherence=coherence,
         stats=stats,
     )
+
+
+def _check_cuda_support(model, solver) -> None:
+    """What ``backend="cuda"`` implements: phase networks with the fixed-step methods below."""
+    from ._cuda import SOLVER_CODES, cuda_available
+
+    if not isinstance(model, PackedPhaseNetwork):
+        raise ValueError(f"backend='cuda': runs PhaseNetwork / PackedPhaseNetwork models, not {type(model).__name__}; "
+                         "use backend='cpu'")
+    if type(solver).__name__ not in SOLVER_CODES:
+        raise ValueError(f"backend='cuda': implements {', '.join(SOLVER_CODES)}, not {type(solver).__name__}; "
+                         "use backend='cpu'")
+    ok, why = cuda_available()
+    if not ok:
+        raise RuntimeError(f"backend='cuda': {why}")
 
 
 def _run_adaptive(model, solver, t0, t1, dt, ystate, save, P, drift, model_key, stats):
