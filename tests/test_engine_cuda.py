@@ -215,3 +215,25 @@ def test_sim_statistics_match_the_cpu_path(threads):
         assert abs(a.mean() - c.mean()) < 4 * se, (key, a.mean(), c.mean(), se)
     # and both diffuse: the displacement variance is of the order of σ² t (coupling and drift aside)
     assert 0.3 < stats["cuda"]["var"].mean() / (0.6**2 * 1.5) < 3.0
+
+
+@pytest.mark.skipif(SIM, reason="the script sets NUMBA_ENABLE_CUDASIM itself")
+def test_gpu_check_script_dry_run(tmp_path):
+    """benchmarks/gpu_check.py runs once in a session with a GPU: its --dry-run runs every check on tiny sizes here."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "gpu_check.json"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    run = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "gpu_check.py"), "--dry-run", "--out", str(out)],
+                         env=env, capture_output=True, text=True, timeout=900, cwd=root)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    import json
+
+    res = json.loads(out.read_text())
+    assert res["environment"]["dry_run"] and "simulator" in res["environment"]["engine_cuda"]
+    for name, r in res["engine_throughput"].items():
+        if name == "wall_s":
+            continue
+        assert r["cpu_s"] > 0 and r["cuda_s"] > 0 and r["torch_s"] > 0 and r["torch_final_phase_spread"] > 0
+        assert r["torch_graph"].startswith("skipped")
+    assert res["agreement"]["deterministic"]["max_abs_difference"] < 1e-12
+    assert set(res["agreement"]["statistics"]["per_statistic"]) == {"mean", "var", "r"}  # 4 groups: no verdict

@@ -315,13 +315,13 @@ def _build():
 
     @cuda.jit
     def transpose(src, dst):
-        """dst[b, j, i] = src[b, i, j] for (B, N, N) arrays; grid (ceil(N/bx), ceil(N/by), B)."""
+        """dst[b, j, i] = src[b, i, j] for (B, N, N) arrays; grid (ceil(N/bx), ceil(N/by), min(B, 65535))."""
         j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-        b = cuda.blockIdx.z
         n = src.shape[1]
         if i < n and j < n:
-            dst[b, j, i] = src[b, i, j]
+            for b in range(cuda.blockIdx.z, src.shape[0], cuda.gridDim.z):
+                dst[b, j, i] = src[b, i, j]
 
     _KERNELS.update(phase=phase_kernel, transpose=transpose, cuda=cuda)
     return _KERNELS
@@ -338,18 +338,21 @@ def _device_transposed(kern, arr4):
     from numba import config
 
     bs = 8 if config.ENABLE_CUDASIM else 16
-    grid = ((n + bs - 1) // bs, (n + bs - 1) // bs, A * M)
+    grid = ((n + bs - 1) // bs, (n + bs - 1) // bs, min(A * M, 65535))  # gridDim.z <= 65535
     kern["transpose"][grid, (bs, bs)](src, dst)
     return dst.reshape(A, M, n, n)
 
 
 def run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noisy, seed_u, m_sub, save_steps, ys,
-              summ_on, summ_start, summ_every, mean_re, mean_im, coh, n_summ, yfin, fail_step, fail_t) -> str:
+              summ_on, summ_start, summ_every, mean_re, mean_im, coh, n_summ, yfin, fail_step, fail_t) -> dict:
     """Run the fixed-step loop of a packed phase network on the GPU; fills the host output arrays in place.
 
-    Arguments are those `simulate` prepares for the CPU loop (same meaning, same shapes). Returns a
-    description of the device it ran on.
+    Arguments are those `simulate` prepares for the CPU loop (same meaning, same shapes). Returns ``device``
+    (what it ran on), ``kernel_s`` (the time loop's launch, synchronised) and ``transfer_s`` (copies to and
+    from the device and the coupling transposes) [s].
     """
+    import time
+
     ok, where = cuda_available()
     if not ok:
         raise RuntimeError(f"backend='cuda': {where}")
@@ -366,6 +369,7 @@ def run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noi
     if shared > _MAX_SHARED_BYTES:
         raise ValueError(f"backend='cuda': N = {n} oscillators need {shared} bytes of shared memory per block, "
                          f"more than {_MAX_SHARED_BYTES}; N <= {_MAX_SHARED_BYTES // 16} on the GPU")
+    tic = time.perf_counter()
     d = cuda.to_device
     Y = np.empty((G, 2, n))
     Y[:, 0] = ystate
@@ -378,12 +382,15 @@ def run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noi
     args = [d(np.ascontiguousarray(a)) for a in (omega, )] + [CRT, CIT] + [
         d(np.ascontiguousarray(a)) for a in (ha, hb, lo, hi, injK, injpsi)] + [float(injm)] + [
         d(np.ascontiguousarray(a)) for a in (drvF, drvpsi)] + [float(drvw)]
+    cuda.synchronize()
+    tk = time.perf_counter()
     kern["phase"][G, threads, 0, shared](
         dY, dK, dDW, *outs, *args, d(np.ascontiguousarray(sig)), d(group_keys(seed_u)),
         np.int64(SOLVER_CODES[type(solver).__name__]), float(t0), float(dt), np.int64(n_steps), float(h_last),
         d(np.ascontiguousarray(tgrid, dtype=np.float64)), np.int64(m_sub), d(np.ascontiguousarray(save_steps)),
         bool(summ_on), np.int64(summ_start), np.int64(summ_every), bool(coh.shape[1] > 0), bool(noisy))
     cuda.synchronize()
+    tk = time.perf_counter() - tk
     for host, dev in zip((ys, yfin, mean_re, mean_im, coh, n_summ, fail_step, fail_t), outs):
         dev.copy_to_host(host)
-    return where
+    return {"device": where, "kernel_s": tk, "transfer_s": time.perf_counter() - tic - tk}

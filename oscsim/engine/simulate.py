@@ -255,9 +255,9 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
         from ._cuda import run_fixed
 
         tic = time.perf_counter()
-        stats["device"] = run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noisy, seed_u,
-                                    brownian_substeps, save_steps, ys, summ_on, summ_start, summ_every, mean_re,
-                                    mean_im, coh, n_summ, yfin, fail_step, fail_t)
+        stats.update(run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noisy, seed_u,
+                               brownian_substeps, save_steps, ys, summ_on, summ_start, summ_every, mean_re,
+                               mean_im, coh, n_summ, yfin, fail_step, fail_t))
         stats["wall_time_s"] = time.perf_counter() - tic
     else:
         loop = get_fixed_loop(model_key, drift, phases, solver)
