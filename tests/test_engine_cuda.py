@@ -124,17 +124,18 @@ def _net(kind, G=2, N=5, seed=0, sigma=0.0):
     om, C = rng.standard_normal((G, N)), rng.standard_normal((G, N, N)) / N
     C[0, :, :2] = 0.0  # a zero column range: the bounds of the groups differ
     kw = {"sine": {},
+          "harmonics": {"harmonics": [[1.0, 0.0], [0.04, -0.03], [-0.005, 0.002]]},
           "general": {"harmonics": [[1.0, 0.2], [0.3, -0.1]], "phase_lag": rng.uniform(0, 0.5, (N, N)),
                       "injection": SubharmonicInjection(0.3, order=2, phase=0.2), "drive": ExternalDrive(0.4, 1.1, 0.3)}}
     return PhaseNetwork(om, C, sigma=sigma, **kw[kind]), rng.uniform(0, 2 * np.pi, (G, N))
 
 
 @sim_only
-@pytest.mark.parametrize("kind,solver", [("sine", RK4()), ("general", Heun())])
+@pytest.mark.parametrize("kind,solver", [("sine", RK4()), ("harmonics", Heun()), ("general", Heun())])
 def test_sim_deterministic_runs_agree_with_the_cpu_path(threads, kind, solver):
     """Same numbers to rounding: sequential sums and libdevice sin/cos here, vector lanes and fdlibm there."""
     net, y0 = _net(kind)
-    save = SaveEvery(4) if kind == "sine" else SaveAt([0.03, 0.1])
+    save = SaveEvery(4) if kind != "general" else SaveAt([0.03, 0.1])
     gpu = simulate(net, solver, 0.0, 0.1, 0.01, y0, save=save, backend="cuda")
     cpu = simulate(net, solver, 0.0, 0.1, 0.01, y0, save=save)
     assert gpu.stats["backend"] == "cuda" and "simulator" in gpu.stats["device"]
@@ -145,6 +146,15 @@ def test_sim_deterministic_runs_agree_with_the_cpu_path(threads, kind, solver):
     np.testing.assert_allclose(summ_g.mean_exp, summ_c.mean_exp, atol=1e-12)
     np.testing.assert_allclose(summ_g.coherence, summ_c.coherence, atol=1e-12)
     assert summ_g.stats["n_samples"] == summ_c.stats["n_samples"]
+
+
+@sim_only
+def test_sim_one_pass_over_the_coupling_for_all_harmonics_gives_the_same_numbers(threads, monkeypatch):
+    net, y0 = _net("harmonics", sigma=0.3)
+    fused = simulate(net, StochasticHeun(), 0.0, 0.04, 0.01, y0, seed=2, backend="cuda")
+    monkeypatch.setattr(cu, "FUSED_MAX", 0)  # a pass per harmonic (the simulator reads the global at run time)
+    passes = simulate(net, StochasticHeun(), 0.0, 0.04, 0.01, y0, seed=2, backend="cuda")
+    np.testing.assert_array_equal(fused.ys, passes.ys)
 
 
 @sim_only

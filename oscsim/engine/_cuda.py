@@ -5,7 +5,9 @@ Selected only by ``simulate(..., backend="cuda")``; never a silent fallback eith
 Layout: one thread block per group, the whole time loop of the group inside one kernel launch (as on the CPU:
 no launch per step). Threads own oscillators i = tid, tid + T, ...; a drift evaluation computes
 sin(mθ_j), cos(mθ_j) into shared memory (2N doubles), synchronises, and each thread sums its rows of the
-coupling products over the row's block bounds (`block_bounds`) in column order. The coupling matrices are
+coupling products over the row's block bounds (`block_bounds`) in column order; without lags, up to
+``FUSED_MAX`` harmonics share one pass over the coupling (the chip's three do), so the coupling is read
+from memory once per evaluation. The coupling matrices are
 transposed on the device once per run (``CT[g, m, j, i] = C[g, m, i, j]``), so the 32 threads of a warp read
 32 consecutive doubles of one column: coalesced. A row's sum runs sequentially over j in one thread, so the
 numbers do not depend on the block size.
@@ -39,6 +41,8 @@ _MAX_SHARED_BYTES = 48 * 1024  # default per-block dynamic shared memory of ever
 # threads per block: None = min(128, N rounded up to a warp); the simulator runs each thread as a Python
 # thread, so tests set a small value (the numbers do not depend on it: see the module docstring)
 THREADS_PER_BLOCK = None
+# up to this many harmonics share one pass over the coupling (sin/cos of all of them in shared memory)
+FUSED_MAX = 4
 
 _M32 = 0xFFFFFFFF
 _KERNELS: dict = {}
@@ -141,42 +145,83 @@ def _build():
         gb = g if lo.shape[0] > 1 else 0
         one_m = CRT.shape[1] == 1
         has_ci = CIT.shape[2] > 0
+        M = ha.shape[0]
         for i in range(tid, n, nt):
             out[i] = omega[go, i]
-        for m in range(ha.shape[0]):
-            mm = m + 1.0
+        if one_m and not has_ci and M <= FUSED_MAX:
+            # one pass over C for every harmonic (the same C serves all): 2M sums per row, each in the same
+            # order as a pass per harmonic, so the numbers are those of the loop below
             for j in range(tid, n, nt):
-                x = mm * yv[j]
-                sn[j] = math.sin(x)
-                cs[j] = math.cos(x)
+                for m in range(M):
+                    x = (m + 1.0) * yv[j]
+                    sn[m * n + j] = math.sin(x)
+                    cs[m * n + j] = math.cos(x)
             cuda.syncthreads()
-            mr = 0 if one_m else m
             for i in range(tid, n, nt):
                 b = i // 4
-                l = lo[gb, b]
-                h = hi[gb, b]
-                p1 = 0.0
-                p2 = 0.0
-                for j in range(l, h):
-                    c = CRT[gr, mr, j, i]
-                    p1 += c * cs[j]
-                    p2 += c * sn[j]
-                if has_ci:
-                    p3 = 0.0
-                    p4 = 0.0
+                a0 = 0.0
+                b0 = 0.0
+                a1 = 0.0
+                b1 = 0.0
+                a2 = 0.0
+                b2 = 0.0
+                a3 = 0.0
+                b3 = 0.0
+                for j in range(lo[gb, b], hi[gb, b]):
+                    c = CRT[gr, 0, j, i]
+                    a0 += c * cs[j]
+                    b0 += c * sn[j]
+                    if M > 1:
+                        a1 += c * cs[n + j]
+                        b1 += c * sn[n + j]
+                    if M > 2:
+                        a2 += c * cs[2 * n + j]
+                        b2 += c * sn[2 * n + j]
+                    if M > 3:
+                        a3 += c * cs[3 * n + j]
+                        b3 += c * sn[3 * n + j]
+                for m in range(M):
+                    p1 = a0 if m == 0 else (a1 if m == 1 else (a2 if m == 2 else a3))
+                    p2 = b0 if m == 0 else (b1 if m == 1 else (b2 if m == 2 else b3))
+                    ci = cs[m * n + i]
+                    si = sn[m * n + i]
+                    out[i] += ha[m] * (ci * p2 - si * p1) + hb[m] * (ci * p1 + si * p2)
+            cuda.syncthreads()
+        else:
+            for m in range(M):
+                mm = m + 1.0
+                for j in range(tid, n, nt):
+                    x = mm * yv[j]
+                    sn[j] = math.sin(x)
+                    cs[j] = math.cos(x)
+                cuda.syncthreads()
+                mr = 0 if one_m else m
+                for i in range(tid, n, nt):
+                    b = i // 4
+                    l = lo[gb, b]
+                    h = hi[gb, b]
+                    p1 = 0.0
+                    p2 = 0.0
                     for j in range(l, h):
-                        c = CIT[gi, m, j, i]
-                        p3 += c * cs[j]
-                        p4 += c * sn[j]
-                    x = p1 - p4
-                    yy = p2 + p3
-                    im = cs[i] * yy - sn[i] * x
-                    re = cs[i] * x + sn[i] * yy
-                else:
-                    im = cs[i] * p2 - sn[i] * p1
-                    re = cs[i] * p1 + sn[i] * p2
-                out[i] += ha[m] * im + hb[m] * re
-            cuda.syncthreads()  # sn, cs are overwritten by the next harmonic
+                        c = CRT[gr, mr, j, i]
+                        p1 += c * cs[j]
+                        p2 += c * sn[j]
+                    if has_ci:
+                        p3 = 0.0
+                        p4 = 0.0
+                        for j in range(l, h):
+                            c = CIT[gi, m, j, i]
+                            p3 += c * cs[j]
+                            p4 += c * sn[j]
+                        x = p1 - p4
+                        yy = p2 + p3
+                        im = cs[i] * yy - sn[i] * x
+                        re = cs[i] * x + sn[i] * yy
+                    else:
+                        im = cs[i] * p2 - sn[i] * p1
+                        re = cs[i] * p1 + sn[i] * p2
+                    out[i] += ha[m] * im + hb[m] * re
+                cuda.syncthreads()  # sn, cs are overwritten by the next harmonic
         if injK.shape[1] > 0:
             gk = g if injK.shape[0] > 1 else 0
             gp = g if injpsi.shape[0] > 1 else 0
@@ -220,8 +265,9 @@ def _build():
         nt = cuda.blockDim.x
         n = Y.shape[2]
         shm = cuda.shared.array(0, dtype=float64)
-        sn = shm[:n]
-        cs = shm[n : 2 * n]
+        rows = ha.shape[0] if CRT.shape[1] == 1 and CIT.shape[2] == 0 and ha.shape[0] <= FUSED_MAX else 1
+        sn = shm[: rows * n]
+        cs = shm[rows * n : 2 * rows * n]
         flag = cuda.shared.array(1, dtype=int32)
         sg = g if sig.shape[0] > 1 else 0
         k0 = keys[g, 0]
@@ -365,10 +411,11 @@ def run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noi
     else:
         omega, CR, CI, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw = P
     threads = THREADS_PER_BLOCK or min(128, 32 * ((n + 31) // 32))
-    shared = 2 * n * 8
+    fused = np.shape(CR)[1] == 1 and np.shape(CI)[2] == 0 and len(ha) <= FUSED_MAX
+    shared = 2 * (len(ha) if fused else 1) * n * 8
     if shared > _MAX_SHARED_BYTES:
-        raise ValueError(f"backend='cuda': N = {n} oscillators need {shared} bytes of shared memory per block, "
-                         f"more than {_MAX_SHARED_BYTES}; N <= {_MAX_SHARED_BYTES // 16} on the GPU")
+        raise ValueError(f"backend='cuda': N = {n} oscillators need {shared} bytes of shared memory per block "
+                         f"(sin and cos of {shared // (16 * n)} harmonic(s)), more than {_MAX_SHARED_BYTES}")
     tic = time.perf_counter()
     d = cuda.to_device
     Y = np.empty((G, 2, n))
