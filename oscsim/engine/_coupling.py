@@ -60,11 +60,15 @@ def _block_bounds(c, align):
             first = n
             last = -1
             for i in range(b * BLOCK, min(b * BLOCK + BLOCK, n)):
-                for j in range(first):  # first nonzero left of the best so far
+                f = n
+                for j in range(n):  # the row's first nonzero (an empty row is read once)
                     if c[g, i, j] != 0:
-                        first = j
+                        f = j
                         break
-                for j in range(n - 1, last, -1):  # last nonzero right of the best so far
+                if f == n:
+                    continue
+                first = min(first, f)
+                for j in range(n - 1, max(last, f - 1), -1):  # its last nonzero, if right of the best so far
                     if c[g, i, j] != 0:
                         last = j
                         break

@@ -56,10 +56,15 @@ def _group_seeds(seed, G: int) -> np.ndarray:
     if arr.shape != (G,) or not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == object):
         raise ValueError(f"seed: per-group seeds must be an integer array of shape ({G},), got shape {arr.shape} "
                          f"dtype {arr.dtype}")
-    vals = [int(x) for x in arr.tolist()]
-    if any(not 0 <= v < 2**64 for v in vals):
-        raise ValueError("seed: per-group seeds must be integers in [0, 2**64)")
-    out[:, 0] = np.array(vals, dtype=np.uint64)
+    if arr.dtype == object:  # Python ints: checked one by one
+        vals = [int(x) for x in arr.tolist()]
+        if any(not 0 <= v < 2**64 for v in vals):
+            raise ValueError("seed: per-group seeds must be integers in [0, 2**64)")
+        out[:, 0] = np.array(vals, dtype=np.uint64)
+    else:  # an integer array (what chip inference passes): no Python loop over groups
+        if np.issubdtype(arr.dtype, np.signedinteger) and G and arr.min() < 0:
+            raise ValueError("seed: per-group seeds must be integers in [0, 2**64)")
+        out[:, 0] = arr.astype(np.uint64)
     out[:, 1] = np.uint64(0)
     return out
 
