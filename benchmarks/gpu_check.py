@@ -113,9 +113,12 @@ def torch_loop(net, y0, p, device, graph=False):
     """
     import torch
 
+    import numpy as np
+
     f64 = torch.float64
-    C = torch.as_tensor(net.coupling, dtype=f64, device=device).expand(y0.shape[0], -1, -1).contiguous()
-    om = torch.as_tensor(net.omega, dtype=f64, device=device)
+    # (np.array: the model's arrays are read-only, torch wants writable ones)
+    C = torch.as_tensor(np.array(net.coupling), dtype=f64, device=device).expand(y0.shape[0], -1, -1).contiguous()
+    om = torch.as_tensor(np.array(net.omega), dtype=f64, device=device)
     harm = torch.tensor(p["harmonics"] or [[1.0, 0.0]], dtype=f64, device=device)
     M = harm.shape[0]
     mm = torch.arange(1, M + 1, dtype=f64, device=device)

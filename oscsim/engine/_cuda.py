@@ -135,7 +135,8 @@ def _build():
         return bm(x0, x1, x2, x3)
 
     @cuda.jit(device=True)
-    def drift(t, yv, out, g, sn, cs, omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw):
+    def drift(t, yv, out, g, sn, cs, fuse, P):
+        omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw = P
         n = yv.shape[0]
         tid = cuda.threadIdx.x
         nt = cuda.blockDim.x
@@ -148,7 +149,7 @@ def _build():
         M = ha.shape[0]
         for i in range(tid, n, nt):
             out[i] = omega[go, i]
-        if one_m and not has_ci and M <= FUSED_MAX:
+        if fuse:
             # one pass over C for every harmonic (the same C serves all): 2M sums per row, each in the same
             # order as a pass per harmonic, so the numbers are those of the loop below
             for j in range(tid, n, nt):
@@ -259,13 +260,14 @@ def _build():
     def phase_kernel(Y, K, DW, ys, yfin, mean_re, mean_im, coh, n_summ, fail_step, fail_t,
                      omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw,
                      sig, keys, solver, t0, dt, n_steps, h_last, tgrid, m_sub, save_steps,
-                     summ_on, summ_start, summ_every, do_coh, noisy):
+                     summ_on, summ_start, summ_every, do_coh, noisy, fuse):
         g = cuda.blockIdx.x
         tid = cuda.threadIdx.x
         nt = cuda.blockDim.x
         n = Y.shape[2]
+        P = (omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw)
         shm = cuda.shared.array(0, dtype=float64)
-        rows = ha.shape[0] if CRT.shape[1] == 1 and CIT.shape[2] == 0 and ha.shape[0] <= FUSED_MAX else 1
+        rows = ha.shape[0] if fuse else 1
         sn = shm[: rows * n]
         cs = shm[rows * n : 2 * rows * n]
         flag = cuda.shared.array(1, dtype=int32)
@@ -306,34 +308,30 @@ def _build():
                         w += sd * normal(k0, k1, step * m_sub + k, i)
                     dw[i] = w
             if solver == 0:  # Euler–Maruyama
-                drift(t, yc, k_1, g, sn, cs, omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw)
+                drift(t, yc, k_1, g, sn, cs, fuse, P)
                 for i in range(tid, n, nt):
                     noise = sig[sg, i] * dw[i] if noisy else 0.0
                     yn[i] = yc[i] + h * k_1[i] + noise
             elif solver == 1:  # (stochastic) Heun
-                drift(t, yc, k_1, g, sn, cs, omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw)
+                drift(t, yc, k_1, g, sn, cs, fuse, P)
                 for i in range(tid, n, nt):
                     noise = sig[sg, i] * dw[i] if noisy else 0.0
                     yt[i] = yc[i] + h * k_1[i] + noise
-                drift(t + h, yt, k_2, g, sn, cs, omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi,
-                      drvw)
+                drift(t + h, yt, k_2, g, sn, cs, fuse, P)
                 for i in range(tid, n, nt):
                     noise = sig[sg, i] * dw[i] if noisy else 0.0
                     yn[i] = yc[i] + 0.5 * h * (k_1[i] + k_2[i]) + noise
             else:  # RK4 (deterministic)
-                drift(t, yc, k_1, g, sn, cs, omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw)
+                drift(t, yc, k_1, g, sn, cs, fuse, P)
                 for i in range(tid, n, nt):
                     yt[i] = yc[i] + 0.5 * h * k_1[i]
-                drift(t + 0.5 * h, yt, k_2, g, sn, cs, omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF,
-                      drvpsi, drvw)
+                drift(t + 0.5 * h, yt, k_2, g, sn, cs, fuse, P)
                 for i in range(tid, n, nt):
                     yt[i] = yc[i] + 0.5 * h * k_2[i]
-                drift(t + 0.5 * h, yt, k_3, g, sn, cs, omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF,
-                      drvpsi, drvw)
+                drift(t + 0.5 * h, yt, k_3, g, sn, cs, fuse, P)
                 for i in range(tid, n, nt):
                     yt[i] = yc[i] + h * k_3[i]
-                drift(t + h, yt, k_4, g, sn, cs, omega, CRT, CIT, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi,
-                      drvw)
+                drift(t + h, yt, k_4, g, sn, cs, fuse, P)
                 for i in range(tid, n, nt):
                     yn[i] = yc[i] + h / 6.0 * (k_1[i] + 2.0 * k_2[i] + 2.0 * k_3[i] + k_4[i])
             if tid == 0:
@@ -411,7 +409,9 @@ def run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noi
     else:
         omega, CR, CI, ha, hb, lo, hi, injK, injpsi, injm, drvF, drvpsi, drvw = P
     threads = THREADS_PER_BLOCK or min(128, 32 * ((n + 31) // 32))
+    # one pass for all harmonics: without lags, at most FUSED_MAX of them, if their sin/cos fit in shared memory
     fused = np.shape(CR)[1] == 1 and np.shape(CI)[2] == 0 and len(ha) <= FUSED_MAX
+    fused = fused and 2 * len(ha) * n * 8 <= _MAX_SHARED_BYTES
     shared = 2 * (len(ha) if fused else 1) * n * 8
     if shared > _MAX_SHARED_BYTES:
         raise ValueError(f"backend='cuda': N = {n} oscillators need {shared} bytes of shared memory per block "
@@ -435,7 +435,7 @@ def run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noi
         dY, dK, dDW, *outs, *args, d(np.ascontiguousarray(sig)), d(group_keys(seed_u)),
         np.int64(SOLVER_CODES[type(solver).__name__]), float(t0), float(dt), np.int64(n_steps), float(h_last),
         d(np.ascontiguousarray(tgrid, dtype=np.float64)), np.int64(m_sub), d(np.ascontiguousarray(save_steps)),
-        bool(summ_on), np.int64(summ_start), np.int64(summ_every), bool(coh.shape[1] > 0), bool(noisy))
+        bool(summ_on), np.int64(summ_start), np.int64(summ_every), bool(coh.shape[1] > 0), bool(noisy), bool(fused))
     cuda.synchronize()
     tk = time.perf_counter() - tk
     for host, dev in zip((ys, yfin, mean_re, mean_im, coh, n_summ, fail_step, fail_t), outs):
