@@ -33,14 +33,16 @@ def as_real_array(name: str, value) -> np.ndarray:
     return arr
 
 
-def real_view(name: str, value) -> np.ndarray:
+def real_view(name: str, value, check: bool = True) -> np.ndarray:
     """Like `as_real_array`, but a float64 C-contiguous ndarray is referenced (a read-only view), not copied.
 
     For arrays that change on every run of a packed model (`PackedPhaseNetwork.with_arrays`): the caller
-    promises not to write into them while the model is in use.
+    promises not to write into them while the model is in use. ``check=False`` leaves the finiteness check
+    of such an array to the caller (the coupling's is done with its bounds, in one pass).
     """
     if isinstance(value, np.ndarray) and value.dtype == np.float64 and value.flags.c_contiguous and value.ndim:
-        check_finite(name, value)
+        if check:
+            check_finite(name, value)
         v = value.view()
         v.setflags(write=False)
         return v

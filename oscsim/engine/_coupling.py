@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["ALIGN", "block_bounds", "fused_two_products", "group_index", "work_vectors"]
+__all__ = ["ALIGN", "block_bounds", "checked_block_bounds", "fused_two_products", "group_index", "work_vectors"]
 
 BLOCK = 4
 # Column bounds are multiples of ALIGN (or N): see `block_bounds` for why. 16 is a multiple of the columns one
@@ -41,41 +41,61 @@ def block_bounds(coupling: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         G' = 1 for an (N, N) coupling. A block of zero rows has lo = hi = 0.
     """
     c = np.ascontiguousarray(coupling)
+    if c.dtype != np.float64:
+        c = np.ascontiguousarray(c != 0, dtype=np.float64)
     if c.ndim == 2:
         c = c[None]
-    lo, hi = _block_bounds(c, ALIGN)
+    lo, hi, _ = _bounds_and_finite(c, ALIGN)
+    lo.setflags(write=False)
+    hi.setflags(write=False)
+    return lo, hi
+
+
+def checked_block_bounds(name: str, coupling: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`block_bounds` of a (G, N, N) float64 coupling and the check that it is finite, in one compiled pass.
+
+    For arrays that are new on every run (`PackedPhaseNetwork.with_arrays`): one read of the matrix instead
+    of a NumPy finiteness pass and a bounds pass. Raises ValueError naming ``name`` and the first bad index.
+    """
+    lo, hi, bad = _bounds_and_finite(coupling, ALIGN)
+    if bad:
+        from ._checks import check_finite
+
+        check_finite(name, coupling)  # the message with the first bad index
     lo.setflags(write=False)
     hi.setflags(write=False)
     return lo, hi
 
 
 @nb.njit(cache=True, boundscheck=False)
-def _block_bounds(c, align):
+def _bounds_and_finite(c, align):
     g_count, n = c.shape[0], c.shape[2]
     nblk = (n + BLOCK - 1) // BLOCK
     lo = np.zeros((g_count, nblk), dtype=np.int64)
     hi = np.zeros((g_count, nblk), dtype=np.int64)
+    bad = 0
     for g in range(g_count):
         for b in range(nblk):
             first = n
             last = -1
             for i in range(b * BLOCK, min(b * BLOCK + BLOCK, n)):
+                # branch-free over the whole row (LLVM vectorises it): every entry is read for the finiteness
                 f = n
-                for j in range(n):  # the row's first nonzero (an empty row is read once)
-                    if c[g, i, j] != 0:
-                        f = j
-                        break
-                if f == n:
-                    continue
+                la = -1
+                nf = 0
+                for j in range(n):
+                    x = c[g, i, j]
+                    nz = x != 0.0
+                    f = min(f, j if nz else n)
+                    la = max(la, j if nz else -1)
+                    nf += not (abs(x) < np.inf)
                 first = min(first, f)
-                for j in range(n - 1, max(last, f - 1), -1):  # its last nonzero, if right of the best so far
-                    if c[g, i, j] != 0:
-                        last = j
-                        break
+                last = max(last, la)
+                bad += nf
             if last >= 0:
                 lo[g, b] = (first // align) * align
                 hi[g, b] = min(-((-(last + 1)) // align) * align, n)
-    return lo, hi
+    return lo, hi, bad
 
 
 @nb.njit(cache=True, inline="always")

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._checks import (NetworkModel, as_real_array, check_nonnegative, merge_groups, per_oscillator, per_pair,
                       real_view, term_rows)
-from ._coupling import block_bounds, fused_two_products, group_index, sincos, work_vectors
+from ._coupling import block_bounds, checked_block_bounds, fused_two_products, group_index, sincos, work_vectors
 from .drives import ExternalDrive, SubharmonicInjection
 
 __all__ = ["PhaseNetwork", "PackedPhaseNetwork"]
@@ -187,12 +187,12 @@ class PackedPhaseNetwork(NetworkModel):
         self._set_arrays(net.omega, net.coupling, net.sigma)
         return self
 
-    def _set_arrays(self, omega, coupling, sigma) -> None:
+    def _set_arrays(self, omega, coupling, sigma, bounds=None) -> None:
         g = merge_groups([("omega", omega.shape[0]), ("coupling", coupling.shape[0]), ("sigma", sigma.shape[0]),
                           *self._groups_fixed])
         for k, v in (("omega", omega), ("coupling", coupling), ("sigma", sigma), ("_g", g)):
             object.__setattr__(self, k, v)
-        object.__setattr__(self, "_P", self._pack_params())
+        object.__setattr__(self, "_P", self._pack_params(bounds))
 
     def with_arrays(self, *, omega=None, coupling=None, sigma=None) -> "PackedPhaseNetwork":
         """The same network with new per-group arrays (the others kept, not checked again).
@@ -220,9 +220,10 @@ class PackedPhaseNetwork(NetworkModel):
         if omega is not None:
             om = per_oscillator("omega", real_view("omega", omega), n, allow_scalar=False)
         if coupling is not None:
-            C = per_pair("coupling", real_view("coupling", coupling))
+            C = per_pair("coupling", real_view("coupling", coupling, check=False))
             if C.shape[-1] != n:
                 raise ValueError(f"coupling: shape {C.shape} does not match N = {n}")
+            bounds = checked_block_bounds("coupling", C)  # finite, and the packed bounds, in one pass
         if sigma is not None:
             s = real_view("sigma", sigma)
             check_nonnegative("sigma", s)
@@ -237,7 +238,7 @@ class PackedPhaseNetwork(NetworkModel):
             for k, v in (("omega", om), ("coupling", C), ("sigma", sig), ("_g", g), ("_P", (om,) + self._P[1:])):
                 object.__setattr__(new, k, v)
         else:
-            new._set_arrays(om, C, sig)
+            new._set_arrays(om, C, sig, bounds)
         return new
 
     @property
@@ -276,14 +277,14 @@ class PackedPhaseNetwork(NetworkModel):
     def _params(self):
         return self._P
 
-    def _pack_params(self) -> tuple:
+    def _pack_params(self, bounds=None) -> tuple:
         """The kernels' parameter tuple (see `_drift_sine` / `_drift_general` for the layout)."""
         empty = np.zeros((1, 0))
         injK, injpsi = self._inj if self._inj is not None else (empty, empty)
         drvF, drvpsi = self._drv if self._drv is not None else (empty, empty)
         tail = (injK, injpsi, self._injm, drvF, drvpsi, self._drvw)
         C = self.coupling
-        lo, hi = block_bounds(C)
+        lo, hi = block_bounds(C) if bounds is None else bounds
         if self.kernel == "sine":
             return (self.omega, C, lo, hi) + tail
         harm = self.harmonics if self.harmonics is not None else np.array([[1.0, 0.0]])
