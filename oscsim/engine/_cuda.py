@@ -119,6 +119,9 @@ def _build():
         return _KERNELS
     from numba import float64, int32
 
+    from ._templates import step_time
+
+    step_t = cuda.jit(device=True)(step_time.py_func)
     philox = cuda.jit(device=True)(philox4x32)
     u53 = cuda.jit(device=True)(uniforms53)
 
@@ -133,6 +136,17 @@ def _build():
         d = np.uint64(draw)
         x0, x1, x2, x3 = philox(d & _U32, d >> _S32, np.uint64(i), np.uint64(0), k0, k1)
         return bm(x0, x1, x2, x3)
+
+    @cuda.jit(device=True)
+    def row_sums(CT, g, m, i, l, h, cs, sn):
+        """Σ_j C_ij cs_j and Σ_j C_ij sn_j over columns l..h−1 in order, C_ij = CT[g, m, j, i]."""
+        p1 = 0.0
+        p2 = 0.0
+        for j in range(l, h):
+            c = CT[g, m, j, i]
+            p1 += c * cs[j]
+            p2 += c * sn[j]
+        return p1, p2
 
     @cuda.jit(device=True)
     def drift(t, yv, out, g, sn, cs, fuse, P):
@@ -199,21 +213,9 @@ def _build():
                 mr = 0 if one_m else m
                 for i in range(tid, n, nt):
                     b = i // 4
-                    l = lo[gb, b]
-                    h = hi[gb, b]
-                    p1 = 0.0
-                    p2 = 0.0
-                    for j in range(l, h):
-                        c = CRT[gr, mr, j, i]
-                        p1 += c * cs[j]
-                        p2 += c * sn[j]
+                    p1, p2 = row_sums(CRT, gr, mr, i, lo[gb, b], hi[gb, b], cs, sn)
                     if has_ci:
-                        p3 = 0.0
-                        p4 = 0.0
-                        for j in range(l, h):
-                            c = CIT[gi, m, j, i]
-                            p3 += c * cs[j]
-                            p4 += c * sn[j]
+                        p3, p4 = row_sums(CIT, gi, m, i, lo[gb, b], hi[gb, b], cs, sn)
                         x = p1 - p4
                         yy = p2 + p3
                         im = cs[i] * yy - sn[i] * x
@@ -291,12 +293,7 @@ def _build():
         k_4 = K[g, 3]
         yt = K[g, 4]
         for step in range(n_steps):
-            if tgrid.shape[0] > 0:
-                t = tgrid[step]
-                h = tgrid[step + 1] - tgrid[step]
-            else:
-                t = t0 + step * dt
-                h = dt if step < n_steps - 1 else h_last
+            t, h = step_t(tgrid, step, t0, dt, n_steps, h_last)
             yc = Y[g, p]
             yn = Y[g, 1 - p]
             if noisy:

@@ -15,8 +15,23 @@ from .drives import ExternalDrive, SubharmonicInjection
 __all__ = ["PhaseNetwork", "PackedPhaseNetwork"]
 
 
+class _PhaseState:
+    """The state of a phase network: (G, N) float64 phases [rad], as given."""
+
+    def _state_dim(self) -> int:
+        return self._n
+
+    def _to_state(self, y0: np.ndarray) -> np.ndarray:
+        if np.iscomplexobj(y0):
+            raise ValueError("y0: a PhaseNetwork takes real phases [rad], shape (G, N); got a complex array")
+        return np.ascontiguousarray(y0, dtype=np.float64)
+
+    def _from_state(self, y: np.ndarray) -> np.ndarray:
+        return y
+
+
 @dataclass(frozen=True)
-class PhaseNetwork(NetworkModel):
+class PhaseNetwork(_PhaseState, NetworkModel):
     r"""G independent networks of N phase oscillators with dense coupling.
 
     Parameters
@@ -99,27 +114,12 @@ class PhaseNetwork(NetworkModel):
             object.__setattr__(self, "_packed", packed)
         return packed
 
-    # ---- engine interface (delegated to the packed form) ------------------------------------------
+    # ---- engine interface (the packed form runs) ----------------------------------------------------
     def _engine_model(self):
         return self.pack()
 
-    def _state_dim(self) -> int:
-        return self._n
 
-    def _to_state(self, y0: np.ndarray) -> np.ndarray:
-        return _phase_state(y0)
-
-    def _from_state(self, y: np.ndarray) -> np.ndarray:
-        return y
-
-
-def _phase_state(y0: np.ndarray) -> np.ndarray:
-    if np.iscomplexobj(y0):
-        raise ValueError("y0: a PhaseNetwork takes real phases [rad], shape (G, N); got a complex array")
-    return np.ascontiguousarray(y0, dtype=np.float64)
-
-
-class PackedPhaseNetwork(NetworkModel):
+class PackedPhaseNetwork(_PhaseState, NetworkModel):
     r"""A `PhaseNetwork` packed for the kernels: reusable across runs, with swappable per-group arrays.
 
     Made by `PhaseNetwork.pack` (not constructed directly). `simulate` accepts it wherever it accepts a
@@ -252,15 +252,6 @@ class PackedPhaseNetwork(NetworkModel):
     # ---- engine interface -------------------------------------------------------------------------
     def _engine_model(self):
         return self
-
-    def _state_dim(self) -> int:
-        return self._n
-
-    def _to_state(self, y0: np.ndarray) -> np.ndarray:
-        return _phase_state(y0)
-
-    def _from_state(self, y: np.ndarray) -> np.ndarray:
-        return y
 
     def _noise_rows(self) -> np.ndarray:
         return self.sigma
