@@ -247,3 +247,34 @@ def test_gpu_check_script_dry_run(tmp_path):
         assert r["torch_graph"].startswith("skipped")
     assert res["agreement"]["deterministic"]["max_abs_difference"] < 1e-12
     assert set(res["agreement"]["statistics"]["per_statistic"]) == {"mean", "var", "r"}  # 4 groups: no verdict
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(SIM, reason="compiles for the real CUDA target")
+def test_cuda_kernel_compiles_for_sm90(monkeypatch):
+    """The simulator runs the kernel as Python and never types it: compile it to PTX for the H100/H200
+    (sm_90) with NVVM, without a GPU, so a typing error shows here and not in a lent GPU session. Skipped
+    where no NVVM library is installed (this machine has /usr/local/cuda-13.0)."""
+    from numba import cuda
+    from numba import types as T
+    from numba.cuda import dispatcher
+
+    try:
+        from numba.cuda.cudadrv.nvvm import NVVM
+
+        NVVM()
+    except Exception as exc:  # noqa: BLE001 - any missing piece of the toolkit
+        pytest.skip(f"no NVVM here ({type(exc).__name__})")
+    # device functions ask the current device for its compute capability: answer for an H200
+    monkeypatch.setattr(dispatcher, "get_current_device", lambda: type("H200", (), {"compute_capability": (9, 0)})())
+    k = cu._build()
+    f64, i64 = T.float64, T.int64
+    A = lambda nd, dt=f64: T.Array(dt, nd, "C")  # noqa: E731
+    params = (A(2), A(4), A(4), A(1), A(1), A(2, i64), A(2, i64), A(2), A(2), f64, A(2), A(2), f64)
+    sig = (A(3), A(3), A(2), A(3), A(2), A(2), A(2), A(3), A(1, i64), A(1, i64), A(1), *params, A(2),
+           A(2, T.uint64), i64, f64, f64, i64, f64, A(1), i64, A(1, i64), T.boolean, i64, i64, T.boolean,
+           T.boolean, T.boolean)
+    ptx, _ = cuda.compile_ptx(k["phase"].py_func, sig, cc=(9, 0))
+    assert ".target sm_90" in ptx and "fma.rn.f64" in ptx
+    ptx, _ = cuda.compile_ptx(k["transpose"].py_func, (A(3), A(3)), cc=(9, 0))
+    assert ".target sm_90" in ptx
