@@ -5,7 +5,7 @@ The physics (rings, two-tap transconductors, mismatch, calibration, trim, inject
 chip's side: it programs the same couplers and gains as the phase macromodel
 (:func:`mapping.periphery.programming.program_kuramoto`), with the chip's coupler spread, residual frequency
 errors and a circuit mismatch draw per layer (seed ``[mismatch_seed, layer, 3]``; rings shared by the B
-sequences are calibrated once per chip); it keys the thermal noise of network (sequence, bank, head,
+sequences are calibrated once per layer and run, in the settings ``prepare`` builds); it keys the thermal noise of network (sequence, bank, head,
 coordinate) as the macromodel does; and it forms the same periphery estimate from the read phases.
 
 Programming: C_{t,u} = κ Q_c(A_{t,u}) Q_g(v_t) (1 + δ_{t,u}) [rad/cycle] is realised by g_m,{t,u} =
@@ -21,7 +21,7 @@ free-running crossings after τ_s.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from ..periphery.programming import program_kuramoto
 from ..periphery.readout import PhaseReadout, chip_readout, read_free_running, wrap
 from ..seeds import PURPOSE, LayerSeeds, stream_seeds
 from .base import Description, KuramotoInputs, KuramotoOutput
-from .kuramoto import KuramotoBackend, increment_estimate
+from .kuramoto import KuramotoBackend, increment_estimate, ring_only
 from .registry import register
 
 __all__ = ["RingCircuit", "CircuitSettings", "circuit_step", "circuit_chip_step", "layer_head", "periphery",
@@ -89,12 +89,13 @@ def _check_rule(chip, dev) -> None:
 
 def layer_head(chip, layer: int, theta, A, v, *, reference_bank: bool = True, noise: bool | None = None,
                steps_per_period: int = DEFAULT_STEPS_PER_PERIOD, coordinates=None, heads=None,
-               theta_offset=None) -> tuple:
+               theta_offset=None, calibrations: dict | None = None) -> tuple:
     """The circuit networks of one Kuramoto layer (or of some heads / coordinates of it) for inputs θ, A, v.
 
     One network per (bank, sequence, head, coordinate), in that order; the chip's coupler quantisation,
     receive-gain quantisation, coupler spread, residual frequency errors and the circuit mismatch of layer
-    ``layer`` (seed ``[mismatch_seed, layer, 3]``); rings shared by the B sequences are calibrated once per chip.
+    ``layer`` (seed ``[mismatch_seed, layer, 3]``); rings shared by the B sequences are calibrated once, kept in
+    ``calibrations`` (a dict the caller keeps across batches; None: a fresh one).
 
     Returns (head, meta); meta holds what the periphery needs (``gains`` per bank (B, hs, cs, T), ``Aq``
     (B, h, T, T), ``heads``, ``coords``, ``shape`` (nb, B, hs, cs, T)).
@@ -152,7 +153,7 @@ def layer_head(chip, layer: int, theta, A, v, *, reference_bank: bool = True, no
         mm_g = tuple(np.broadcast_to(phys(a)[:, None], (nb, B, hs, cs, T, a.shape[-1])).reshape(-1, T, a.shape[-1])
                      for a in mm)
         key = (layer, nb, tuple(heads), tuple(coords), T, int(steps_per_period), stochastic)
-        store = chip.__dict__.setdefault("_circuit_calibration", {})
+        store = {} if calibrations is None else calibrations
         if key not in store:
             n = dev.ring.n_stages
             c0 = dev.ring.c_load_f * (1.0 + phys(mm[2]))
@@ -211,8 +212,7 @@ class CircuitSettings:
 
     Attributes
     ----------
-    chip : Chip
-    layer : int
+    chip, layer : the compiled chip and the layer's index.
     readout : PhaseReadout or None
         Detector noise and ADC applied to the circuit-read phase (None: ideal detector).
     reference_bank : bool
@@ -231,6 +231,9 @@ class CircuitSettings:
         :mod:`mapping.periphery.injection`): rings start at θ + error. Not combined with ``injection``.
     waveforms : bool
         Keep node 0 of every ring over the settle and readout windows (``KuramotoOutput.waveforms``; plots).
+    calibrations : dict
+        The layer's ring calibrations (each ring run alone with the chip's integrator), computed at the first
+        step and reused by the later ones: the physical rings are the same for every batch.
     """
 
     chip: object
@@ -244,12 +247,13 @@ class CircuitSettings:
     injection: bool | None = None
     initial_phase_error: object = None
     waveforms: bool = False
+    calibrations: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _start(st: CircuitSettings, inp: KuramotoInputs):
     """The head (placed at θ + error when an injection error is given, the periphery keeping θ) and its meta."""
     kw = dict(reference_bank=st.reference_bank, noise=st.noise, steps_per_period=st.steps_per_period,
-              coordinates=st.coordinates, heads=st.heads)
+              coordinates=st.coordinates, heads=st.heads, calibrations=st.calibrations)
     head, meta = layer_head(st.chip, st.layer, inp.theta, inp.A, inp.v, **kw)
     if st.initial_phase_error is not None:
         # injection leaves each ring at θ + error; the periphery still subtracts the intended θ
@@ -326,12 +330,7 @@ class RingCircuit(KuramotoBackend):
                        "device = 'ring-macromodel' for SSA"}
     trajectories_from = "ring-macromodel"
     """Whole-layer trajectories are not kept at circuit level: comparisons plot the macromodel of the same rings."""
-
-    @classmethod
-    def refuse(cls, chip) -> str | None:
-        if not chip.device.is_ring:
-            return f"the circuit rung is a CMOS ring circuit; this chip's device is {chip.device.name!r}"
-        return None
+    refuse = classmethod(ring_only("the circuit rung is a CMOS ring circuit"))
 
     def prepare(self, chip, layer: int, *, integrator: str = "auto", **overrides) -> CircuitSettings:
         """The circuit's settings (``integrator`` is not used: the circuit runs RK4 / stochastic Heun on its

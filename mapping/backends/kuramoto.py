@@ -19,7 +19,7 @@ import numpy as np
 
 from .base import Description, KuramotoInputs, LayerBackend
 
-__all__ = ["KuramotoBackend", "closed_form_increment", "increment_estimate", "capture_kuramoto"]
+__all__ = ["KuramotoBackend", "closed_form_increment", "increment_estimate", "capture_kuramoto", "ring_only"]
 
 _MAX_COUPLING_ELEMENTS = 2**24  # per engine call: 128 MiB of float64 couplings (the default batch of a run)
 
@@ -43,6 +43,15 @@ def increment_estimate(dtheta, kappa_tau: float, offset: float, gain, Aq):
     if offset:
         x = x - offset * gain * Aq.sum(-1)[:, :, None, :]
     return x
+
+
+def ring_only(what: str):
+    """A ``refuse(cls, chip)`` for backends that build CMOS ring circuits: ``what`` and the chip's device when it
+    is not a ring."""
+    def refuse(cls, chip) -> str | None:
+        return None if chip.device.is_ring else f"{what}; this chip's device is {chip.device.name!r}"
+
+    return refuse
 
 
 def capture_kuramoto(model, tokens, layer: int):

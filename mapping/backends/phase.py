@@ -42,13 +42,8 @@ class PhaseSettings:
 
     Attributes
     ----------
-    n_heads : int
-    kappa : float
-        κ [rad per cycle].
-    settle_cycles : float
-        τ_s [cycles].
-    n_steps : int
-        Integration steps over τ_s.
+    n_heads, kappa, settle_cycles, n_steps : int, float, float, int
+        Heads; κ [rad per cycle]; τ_s [cycles]; integration steps over τ_s.
     coupling_q, gain_q : Quantiser
         Coupler (A, unsigned) and receive-gain (v, signed) quantisers.
     harmonics : (M, 2)

@@ -10,7 +10,7 @@ ladder (:mod:`mapping.simulation.ladder`) and ``oscsim export-spice`` (:func:`ex
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,7 @@ from hw_models.coupled_rings import SPICE_MAX_TOKENS, head_netlist, run_head_spi
 from ..seeds import LayerSeeds
 from .base import KuramotoInputs, KuramotoOutput
 from .circuit import layer_head, periphery
-from .kuramoto import KuramotoBackend
+from .kuramoto import KuramotoBackend, ring_only
 from .registry import register
 
 __all__ = ["SpiceRung", "SpiceSettings", "export_head", "SPICE_STEPS_PER_PERIOD"]
@@ -43,6 +43,8 @@ class SpiceSettings:
     steps_per_period : int
     waveforms : bool
         Keep node-0 waveforms (``KuramotoOutput.waveforms``).
+    calibrations : dict
+        Ring calibrations shared with other steps of the same layer (e.g. the circuit rung's).
     """
 
     chip: object
@@ -52,6 +54,7 @@ class SpiceSettings:
     noise: bool = False
     steps_per_period: int = SPICE_STEPS_PER_PERIOD
     waveforms: bool = False
+    calibrations: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 @register
@@ -61,11 +64,7 @@ class SpiceRung(KuramotoBackend):
     name = "ngspice"
     devices = ("spice",)
 
-    @classmethod
-    def refuse(cls, chip) -> str | None:
-        if not chip.device.is_ring:
-            return f"the netlist is a CMOS ring circuit; this chip's device is {chip.device.name!r}"
-        return None
+    refuse = classmethod(ring_only("the netlist is a CMOS ring circuit"))
 
     def prepare(self, chip, layer: int, *, integrator: str = "auto", **overrides) -> SpiceSettings:
         """The head's settings (``integrator`` is not used: ngspice integrates)."""
@@ -77,7 +76,7 @@ class SpiceRung(KuramotoBackend):
             raise ValueError(f"--seq-len: the spice rung allows T <= {SPICE_MAX_TOKENS}, got {inputs.theta.shape[1]}")
         head, meta = layer_head(st.chip, st.layer, inputs.theta, inputs.A, inputs.v, reference_bank=False,
                                 noise=st.noise, steps_per_period=st.steps_per_period, heads=st.heads,
-                                coordinates=st.coordinates)
+                                coordinates=st.coordinates, calibrations=st.calibrations)
         sp = run_head_spice(head, settle_cycles=st.chip.config.settle_cycles, return_waveforms=st.waveforms)
         est = periphery(st.chip, head, meta, sp["psi"])
         waves = None if not st.waveforms else {"t": sp["t"], "v0": sp["v0"], "theta0": head.theta0,

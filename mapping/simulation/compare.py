@@ -5,7 +5,8 @@ prepares it except that the gain bank's trajectories are kept for the plots and 
 nominal σ of the timebase (the per-oscillator diffusion of the instance draw is not applied here, as this
 command has always done; ``oscsim simulate`` applies it). A backend that keeps no trajectories (the ring
 circuit) is shown by the phase macromodel of the same rings (``trajectories_from``); the circuit itself is a
-rung of the fidelity ladder (:mod:`mapping.simulation.ladder`).
+rung of the fidelity ladder (:mod:`mapping.simulation.ladder`). The spin-torque complex-amplitude network
+keeps no phase trajectories: its comparison has the matrices figure only.
 """
 
 from __future__ import annotations

@@ -84,7 +84,10 @@ def _kuramoto_matrices_figure(A, va_cf, va_chip, layer, head, res, cfg):
 
 
 def _kuramoto_trajectories_figure(out, head, va_cf, cfg):
-    """Phase increments of a few tokens (coordinate 0) and the order parameter, chip vs first order."""
+    """Phase increments of a few tokens (coordinate 0) and the order parameter, chip vs first order; None when
+    the backend kept no phase trajectories (the spin-torque complex-amplitude network)."""
+    if out.traj is None:
+        return None
     plt = _plt()
     ts, traj = out.ts, out.traj[:, 0, head]  # (S, kh, T)
     th0 = traj[0]

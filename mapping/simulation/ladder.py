@@ -63,8 +63,9 @@ def _crossing_traj(waves, omega, vm):
     return out
 
 
-def _rung_settings(chip, layer: int, head: int, name: str, *, noise: bool, plots: bool, dev) -> dict:
-    """The ladder's overrides of a rung backend's settings (ideal detector, placed phases, one bank)."""
+def _rung_settings(chip, layer: int, head: int, name: str, *, noise: bool, plots: bool, dev, calibrations) -> dict:
+    """The ladder's overrides of a rung backend's settings (ideal detector, placed phases, one bank; the circuit
+    and spice rungs share their rings' calibrations)."""
     from ..backends.spice import SPICE_STEPS_PER_PERIOD
 
     cfg, lm = chip.config, chip.layers[layer]
@@ -76,9 +77,10 @@ def _rung_settings(chip, layer: int, head: int, name: str, *, noise: bool, plots
                 "reference_bank": False, "save_every": 1, "injection": None}
     if name == LEVELS[2]:
         return {"reference_bank": False, "noise": noise, "steps_per_period": SPICE_STEPS_PER_PERIOD,
-                "heads": [head], "readout": None, "injection": False, "waveforms": plots}
+                "heads": [head], "readout": None, "injection": False, "waveforms": plots,
+                "calibrations": calibrations}
     if name == LEVELS[3]:
-        return {"noise": noise, "heads": [head], "waveforms": plots}
+        return {"noise": noise, "heads": [head], "waveforms": plots, "calibrations": calibrations}
     return {}
 
 
@@ -136,12 +138,13 @@ def compare_levels(chip, tokens, *, layer: int = 0, head: int = 0, levels=LEVELS
     sl = slice(head * kh, (head + 1) * kh)
     dev = chip_circuit_device(chip)
     inp, _ = backend_for(chip, layer, device=RUNGS[LEVELS[0]]).capture(chip.model, tokens, layer)
-    x, wall, traj = {}, {}, {}
+    x, wall, traj, calibrations = {}, {}, {}, {}
     for name in levels:
         t0 = time.perf_counter()
         b = backend_for(chip, layer, device=RUNGS[name])
         st = b.prepare(chip, layer, **_rung_settings(chip, layer, head, name, noise=noise,
-                                                     plots=plot_dir is not None, dev=dev))
+                                                     plots=plot_dir is not None, dev=dev,
+                                                     calibrations=calibrations))
         out = b.step(st, inp, LayerSeeds(0))
         x[name] = out.va[0, :, sl]
         wall[name] = time.perf_counter() - t0
