@@ -7,7 +7,8 @@ from the run seed and that object's indices only, never from its position in an 
 same windows into batches of 1, 3 or 16 sequences gives bit-identical outputs.
 
 The key of a stream is a 64-bit hash (splitmix64 chained over the indices, as the engine's own per-group
-seeding does) computed vectorised over arrays of indices.
+seeding does) computed vectorised over arrays of indices (:mod:`hw_models.streams`, the primitive the circuit
+networks key their derived streams with too); this module says which indices key which family.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = ["stream_seeds", "sequence_rng", "layer_seed", "keyed_normals", "PURPO
 
 #: Distinct stream families of one run (so the readout of a sequence never reuses its oscillators' noise).
 PURPOSE = {"kuramoto": 1, "adler": 2, "collective": 3, "readout": 4, "compare": 5, "injection": 6}
+
 
 def sequence_rng(seed: int, *keys) -> np.random.Generator:
     """A NumPy generator for one object (e.g. the readout of one sequence's bank), seeded by its key."""
