@@ -1,6 +1,6 @@
 """The compiled chip: per-layer oscillator arrays, programming rules, mismatch draw, resources; versioned JSON.
 
-JSON layout (``format: "oscsim-chip/1"``)::
+JSON layout (``format: "oscsim-chip/3"``)::
 
     {"format", "kind", "config", "device", "model": {name, checkpoint, config, fingerprint},
      "timebase": {...}, "static_digital": [{"name", "shape"}], "resources": {...}, "coupling_rule": {...},
@@ -32,9 +32,11 @@ from .periphery.quantise import Quantiser
 
 __all__ = ["FORMAT", "Chip", "LayerMap", "save_chip", "coupler_spread_draw"]
 
-FORMAT = "oscsim-chip/2"
+FORMAT = "oscsim-chip/3"
 """Version 2: ``device`` is the hw_models device (level, kind, preset, params), per-oscillator ``diffusion_rel``
-and ``power_w`` from the mismatch draw, and the coupler in ``coupling_rule``."""
+and ``power_w`` from the mismatch draw, and the coupler in ``coupling_rule``. Version 3: ``resources`` is the one
+resource count of :mod:`mapping.compiler.resources` (``phase_detectors`` added; ``readout_channels`` two per
+detector, as the area and energy models count them)."""
 KINDS = ("kuramoto", "ssa")
 LAYER_KINDS = ("kuramoto", "ssa-pairwise", "ssa1d-collective")
 CHIP_LAYER_KINDS = {"kuramoto": ("kuramoto",), "ssa": ("ssa-pairwise", "ssa1d-collective")}

@@ -45,7 +45,7 @@ class ChipDevice:
     ----------
     name : str
         The config's ``device`` ('ideal', 'ring-macromodel', 'ring-circuit', 'spin-torque'); written as
-        ``level`` in the chip file (format ``oscsim-chip/2``).
+        ``level`` in the chip file (format ``oscsim-chip/3``).
     oscillator : hw_models.devices.Oscillator
     """
 
