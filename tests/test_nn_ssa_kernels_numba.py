@@ -9,7 +9,7 @@ import torch
 from oscsim.nn.ssa_functional import _coupling_scale, ssa_attention
 from oscsim.nn.ssa_tiled import ssa_tiled
 
-from _ssa_cases import F64, rel_err, ssa_inputs
+from _ssa_cases import F64, drift_for, rel_err, ssa_inputs
 
 pytest.importorskip("numba")
 
@@ -22,12 +22,14 @@ _TILINGS = [(8, 16, 300), (7, 5, 1), (37, 37, 1 << 17), (128, 1024, 1 << 17)]
 @pytest.mark.parametrize("F", [4, 1], ids=["vector", "ssa1d"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("boundary", ["reference", "smooth"])
-def test_numba_forward_matches_dense_float64(tiling, F, causal, boundary):
+@pytest.mark.parametrize("drift", [False, True], ids=["", "drift"])
+def test_numba_forward_matches_dense_float64(tiling, F, causal, boundary, drift):
     om, th, v, a, K = (t.detach() for t in ssa_inputs(F))
-    ref = ssa_attention(om, th, v, a, K, causal=causal, boundary=boundary, impl="dense")
+    lam = drift_for(om).detach() if drift else None
+    ref = ssa_attention(om, th, v, a, K, causal=causal, boundary=boundary, impl="dense", drift=lam)
     c = _coupling_scale(th, K, causal)
     bq, bk, te = tiling
-    kw = dict(causal=causal, boundary=boundary, block_q=bq, block_k=bk, tile_elements=te)
+    kw = dict(causal=causal, boundary=boundary, block_q=bq, block_k=bk, tile_elements=te, drift=lam)
     got = ssa_tiled(om, v, a, c, kernel="numba", **kw)
     assert got.dtype == F64
     assert rel_err(got, ref) < 1e-9
@@ -36,17 +38,19 @@ def test_numba_forward_matches_dense_float64(tiling, F, causal, boundary):
 
 @pytest.mark.parametrize("kernel", ["numba", "torch"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_both_kernels_forward_and_gradients_match_dense(kernel, causal):
+@pytest.mark.parametrize("F", [4, 1], ids=["vector", "ssa1d"])
+def test_both_kernels_forward_and_gradients_match_dense(kernel, causal, F):
     # the backward is shared; the forward kernel only changes the output and row sums it starts from
-    inputs = ssa_inputs(4)
+    inputs = ssa_inputs(F)
+    inputs = (*inputs, drift_for(inputs[0]))
     go = torch.randn_like(inputs[2])
-    dense = ssa_attention(*inputs, causal=causal, boundary="smooth", impl="dense")
-    om, th, v, a, K = inputs
+    om, th, v, a, K, lam = inputs
+    dense = ssa_attention(om, th, v, a, K, causal=causal, boundary="smooth", impl="dense", drift=lam)
     tiled = ssa_tiled(om, v, a, _coupling_scale(th, K, causal), causal=causal, boundary="smooth",
-                      block_q=8, block_k=16, tile_elements=300, kernel=kernel)
+                      block_q=8, block_k=16, tile_elements=300, kernel=kernel, drift=lam)
     ref = (dense, *torch.autograd.grad(dense, inputs, go))
     got = (tiled, *torch.autograd.grad(tiled, inputs, go))
-    for name, x, y in zip(["out", "omega", "theta", "value", "alpha", "K"], got, ref):
+    for name, x, y in zip(["out", "omega", "theta", "value", "alpha", "K", "drift"], got, ref):
         assert rel_err(x, y) < 1e-9, name
 
 

@@ -19,6 +19,11 @@ Smooth boundary: S = J u⁺/sqrt(u⁺ + 1e-6) with u = 1 + A/τ² (no division b
 with the library ``exp`` and the operations in the same order (no fast-math), for the float64 path and the
 reference-boundary float32 tiles with K r ≤ 1e-4.
 
+Δω² is ‖p_i − p_j‖² + t_ij², t_ij = q_i − q_j + μ (i − j) (:func:`oscsim.nn.ssa_constants.split_frequencies`):
+the product tile holds −‖p_i − p_j‖² (κ-scaled on the fast path), the kernels subtract t² (from q and μ
+scaled alike), forming the difference before squaring. For SSA-1D (F = 1) there is no p and no product
+(``gemm=False``): the tile buffer is only written.
+
 Causal tiles: keys j > i are written as zero and not computed.
 """
 
@@ -45,12 +50,13 @@ def _n_keys(bk, row, j0, causal):
 
 @njit(fastmath={"contract", "nsz", "arcp", "reassoc"}, error_model="numpy", cache=True, nogil=True,
       boundscheck=False)
-def tile_fast_f32(A, c_s, eps_s, z, i0, j0, causal, smooth):
-    """In place: A (h, bq, bk) = −κΔω² becomes c_s S (reference boundary) or S (``smooth``); z (h, bq) is
-    increased by the row sums of what is written.
+def tile_fast_f32(A, c_s, eps_s, z, i0, j0, causal, smooth, qi, qj, mu, gemm):
+    """In place: A (h, bq, bk) = −κ‖p_i − p_j‖² (ignored unless ``gemm``) becomes c_s S (reference boundary)
+    or S (``smooth``); z (h, bq) is increased by the row sums of what is written.
 
-    c_s (h, bq) = √κ K r per row, eps_s (h,) = √κ 1e-8. Rows i0 + i, keys j0 + j. Smooth boundary:
-    u = 1 − Δω²/thr² = 1 + A/τ², S = J u⁺/sqrt(u⁺ + SMOOTH_FLOOR).
+    c_s (h, bq) = √κ K r per row, eps_s (h,) = √κ 1e-8, qi (h, bq), qj (h, bk), mu (h,): √κ q and √κ μ.
+    Rows i0 + i, keys j0 + j. With a = −κΔω² = −κ‖p_i − p_j‖² − (√κ t)². Smooth boundary:
+    u = 1 − Δω²/thr² = 1 + a/τ², S = J u⁺/sqrt(u⁺ + SMOOTH_FLOOR).
     """
     h, bq, bk = A.shape
     one = np.float32(1.0)
@@ -66,13 +72,19 @@ def tile_fast_f32(A, c_s, eps_s, z, i0, j0, causal, smooth):
     sf = np.float32(SMOOTH_FLOOR)
     for hh in range(h):
         e = np.float32(eps_s[hh])
+        m = np.float32(mu[hh])
+        qrow = qj[hh]
         for i in range(bq):
             cs = np.float32(c_s[hh, i])
+            q = np.float32(qi[hh, i])
             row = A[hh, i]
             n_keys = _n_keys(bk, i0 + i, j0, causal)
+            d0 = i0 + i - j0
             acc = zero
             for j in range(n_keys):
-                a = min(max(row[j], -_EXP2_CAP), zero)
+                t = (q - qrow[j]) + m * np.float32(d0 - j)
+                g = min(row[j], zero) if gemm else zero
+                a = max(g - t * t, -_EXP2_CAP)
                 n = np.floor(a + half)
                 y = (a - n) * ln2
                 p = one + y * (one + y * (c2 + y * (c3 + y * (c4 + y * (c5 + y * (c6 + y * c7))))))
@@ -92,10 +104,12 @@ def tile_fast_f32(A, c_s, eps_s, z, i0, j0, causal, smooth):
 
 
 @njit(error_model="numpy", cache=True, nogil=True, boundscheck=False)
-def tile_exact(M, alpha, c, floor, smooth, z, i0, j0, causal):
-    """In place: M (h, bq, bk) = −Δω² becomes S; z (h, bq) is increased by the row sums.
+def tile_exact(M, alpha, c, floor, smooth, z, i0, j0, causal, qi, qj, mu, gemm):
+    """In place: M (h, bq, bk) = −‖p_i − p_j‖² (ignored unless ``gemm``) becomes S; z (h, bq) is increased by
+    the row sums.
 
-    alpha (h,), c (h, bq) = K r per row; floor: the ratio floor of the dtype; smooth: boundary "smooth".
+    alpha (h,), c (h, bq) = K r per row; floor: the ratio floor of the dtype; smooth: boundary "smooth";
+    qi (h, bq), qj (h, bk), mu (h,): t = q_i − q_j + μ (i − j).
     """
     h, bq, bk = M.shape
     zero = M.dtype.type(0.0)
@@ -103,13 +117,18 @@ def tile_exact(M, alpha, c, floor, smooth, z, i0, j0, causal):
     sf = M.dtype.type(SMOOTH_FLOOR)
     for hh in range(h):
         al = alpha[hh]
+        mm = mu[hh]
+        qrow = qj[hh]
         for i in range(bq):
             ci = c[hh, i]
+            q = qi[hh, i]
             row = M[hh, i]
             n_keys = _n_keys(bk, i0 + i, j0, causal)
+            d0 = i0 + i - j0
             acc = zero
             for j in range(n_keys):
-                m = min(row[j], zero)  # −D
+                t = (q - qrow[j]) + mm * M.dtype.type(d0 - j)
+                m = (min(row[j], zero) if gemm else zero) - t * t  # −D
                 J = np.exp(m * al)
                 thr = J * ci + eps
                 u = (m + thr * thr) / thr / thr  # 1 − D/thr²
