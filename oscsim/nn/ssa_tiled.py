@@ -32,9 +32,11 @@ product term is positive), ∂L/∂t_ij = 2 g_ij t_ij, ∂L/∂q_i = Σ_j ∂L/�
 ∂L/∂μ = Σ ∂L/∂t_ij (i − j); autograd carries them to ω and the drift through the split. The derivative in
 Δω² (not Δω) has no 0/0 at Δω = 0; it equals the reference's autograd result wherever the latter is finite.
 
-Forward tile kernels (``kernel=``): on the CPU in float32/float64 the default is a fused Numba pass
-(:mod:`oscsim.nn.ssa_tiled_numba`): the product tile from ``bmm`` becomes S and the row sums in one pass,
-then ``S V`` by ``bmm``; 512 x 256 tiles, one buffer per worker. ``kernel="torch"`` keeps the plain-PyTorch
+Tile kernels (``kernel=``): on the CPU in float32/float64 the default is a fused Numba pass
+(:mod:`oscsim.nn.ssa_tiled_numba`): forward, the product tile from ``bmm`` becomes S and the row sums in one
+pass, then ``S V`` by ``bmm``; 512 x 256 tiles, one buffer per worker; backward, the product tile and
+(dO/Z) Vᵀ become S and ∂L/∂‖p_i − p_j‖² in one pass that also adds the row, column and per-head sums,
+between BLAS products. ``kernel="torch"`` keeps the plain-PyTorch
 tile (any device; the reference and fallback), where float32 tiles with the reference boundary use an
 equivalent two-buffer form built on ``exp2`` (see the comment above ``_tile_S_fast``). Either way, on the
 CPU the tiles run on single-threaded worker threads (see ``_forward``). Attention dropout is not applied
@@ -287,13 +289,15 @@ def _forward(p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k
                 S = _scratch(scratch, shape[0] * shape[1] * shape[2], dtype).view(shape)
                 if Wa is not None:
                     torch.bmm(Wa, Wb[:, j0:j1].transpose(1, 2), out=S)
-                args = (z_np, i0, j0, causal, p["qs_np"][:, i0:i1], p["qs_np"][:, j0:j1], p["ms_np"], Wa is not None)
+                else:  # SSA-1D: no product term
+                    S.zero_()
+                drift_args = (p["qs_np"][:, i0:i1], p["qs_np"][:, j0:j1], p["ms_np"])
                 if fast or p["fast_smooth"]:
-                    nb.tile_fast_f32(S.numpy(), p["c_s_np"][:, i0:i1], p["eps_s_np"], *args[:4], p["fast_smooth"],
-                                     *args[4:])
+                    nb.tile_fast_f32(S.numpy(), p["c_s_np"][:, i0:i1], p["eps_s_np"], z_np, i0, j0, causal,
+                                     p["fast_smooth"], *drift_args)
                 else:
                     nb.tile_exact(S.numpy(), p["alpha_np"], p["cc_np"][:, i0:i1], floor, boundary == "smooth",
-                                  *args)
+                                  z_np, i0, j0, causal, *drift_args)
                 if acc is None:
                     acc = torch.bmm(S, v[:, j0:j1])
                 else:
@@ -396,8 +400,56 @@ def _tile_terms(p_i, p_j, t, alpha, c, floor, boundary, keep):
     return D, pos, ppos, J, thr, J * Sx, dSdu
 
 
+def _numba_backward_chunk(nb, dOz, delta, p_om, q_om, mu, value, alpha, c, floor, causal, boundary, bk,
+                          g_p, g_q, g_value, g_c, g_scal):
+    """``run(chunk, blocks)``: the backward of one head chunk with the fused Numba tile
+    (:func:`oscsim.nn.ssa_tiled_numba.tile_backward`). Per tile, BLAS products give −‖p_i − p_j‖² and
+    (dO_i/Z_i)·V_j, one Numba pass turns them into S and ∂L/∂‖p_i − p_j‖² and adds the row, column and
+    per-head sums, and BLAS products add ∂V and ∂p. g_scal (BH, 2) receives (∂L/∂α, ∂L/∂μ) per head."""
+    N = q_om.shape[1]
+    dtype = q_om.dtype
+    smooth = boundary == "smooth"
+    mu = torch.zeros_like(q_om[:, 0]) if mu is None else mu
+    arr = {name: t.detach().numpy() for name, t in dict(alpha=alpha, c=c, delta=delta, q=q_om, mu=mu, g_c=g_c,
+                                                          g_q=g_q, g_scal=g_scal).items()}
+
+    def run(chunk, blocks):
+        h0, h1 = chunk
+        h = h1 - h0
+        Wb = sq = None
+        if p_om is not None:
+            Wb, sq = _key_vectors(p_om[h0:h1])
+        for i0, i1 in blocks:
+            dOz_i = dOz[h0:h1, i0:i1]
+            Wa = None if p_om is None else _query_vectors(p_om[h0:h1], sq, i0, i1)
+            gp_row = torch.zeros(h, i1 - i0, dtype=dtype)
+            for j0 in range(0, i1 if causal else N, bk):
+                j1 = min(N, j0 + bk)
+                if Wa is not None:
+                    P = torch.bmm(Wa, Wb[:, j0:j1].transpose(1, 2))
+                else:  # SSA-1D: no product term
+                    P = torch.zeros(h, i1 - i0, j1 - j0, dtype=dtype)
+                G = torch.bmm(dOz_i, value[h0:h1, j0:j1].transpose(1, 2))
+                gp_col = torch.zeros(h, j1 - j0, dtype=dtype)
+                nb.tile_backward(P.numpy(), G.numpy(), arr["alpha"][h0:h1], arr["c"][h0:h1, i0:i1],
+                                 arr["delta"][h0:h1, i0:i1], floor, smooth, arr["q"][h0:h1, i0:i1],
+                                 arr["q"][h0:h1, j0:j1], arr["mu"][h0:h1], i0, j0, causal,
+                                 arr["g_c"][h0:h1, i0:i1], arr["g_q"][h0:h1], gp_row.numpy(), gp_col.numpy(),
+                                 arr["g_scal"][h0:h1])
+                g_value[h0:h1, j0:j1].baddbmm_(P.transpose(1, 2), dOz_i)  # P now holds S
+                if Wa is not None:  # G now holds ∂L/∂‖p_i − p_j‖² =: g; ∂L/∂p_i = 2 Σ_j g_ij (p_i − p_j)
+                    p_i, p_j = p_om[h0:h1, i0:i1], p_om[h0:h1, j0:j1]
+                    g_p[h0:h1, i0:i1].baddbmm_(G, p_j, alpha=-2.0)
+                    g_p[h0:h1, j0:j1].baddbmm_(G.transpose(1, 2), p_i, alpha=-2.0).addcmul_(
+                        gp_col.unsqueeze(-1), p_j, value=2.0)
+            if Wa is not None:
+                g_p[h0:h1, i0:i1].addcmul_(gp_row.unsqueeze(-1), p_om[h0:h1, i0:i1], value=2.0)
+
+    return run
+
+
 def _backward(grad_out, p_om, q_om, mu, value, alpha, c, out, Z, causal, boundary, block_q, block_k,
-              tile_elements):
+              tile_elements, kernel="auto"):
     BH, N = q_om.shape
     floor = _ratio_floor(q_om.dtype)
     device = q_om.device
@@ -411,6 +463,15 @@ def _backward(grad_out, p_om, q_om, mu, value, alpha, c, out, Z, causal, boundar
     dOz = grad_out / Z.unsqueeze(-1)  # dO_i / Z_i
     delta = (grad_out * out).sum(-1) / Z  # dO_i·O_i / Z_i
     bk, chunks, iblocks = _plan(BH, N, block_q, block_k, tile_elements)
+    nb = _numba_kernels() if _use_numba(kernel, q_om) else None
+    if nb is not None:
+        g_scal = torch.zeros(BH, 2, dtype=q_om.dtype)
+        _run_chunks(_numba_backward_chunk(nb, dOz, delta, p_om, q_om, mu, value, alpha, c, floor, causal, boundary,
+                                          bk, g_p, g_q, g_value, g_c, g_scal), chunks, iblocks)
+        g_alpha += g_scal[:, 0]
+        if g_mu is not None:
+            g_mu += g_scal[:, 1]
+        return g_p, g_q, g_mu, g_value, g_alpha, g_c
 
     def run(chunk, blocks):
         h0, h1 = chunk
@@ -455,7 +516,7 @@ class _SSATiled(torch.autograd.Function):
         out, Z = _forward(p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k, tile_elements,
                           kernel)
         ctx.save_for_backward(p_om, q_om, mu, value, alpha, c, out, Z)
-        ctx.cfg = (causal, boundary, block_q, block_k, tile_elements)
+        ctx.cfg = (causal, boundary, block_q, block_k, tile_elements, kernel)
         return out
 
     @staticmethod
@@ -501,10 +562,9 @@ def ssa_tiled(
     tile_elements : int
         Target elements per tile; whole heads are batched into one tile while they fit.
     kernel : {"auto", "numba", "torch"}
-        Forward tile computation. "numba": one fused Numba pass per tile between the two BLAS products
-        (:mod:`oscsim.nn.ssa_tiled_numba`; CPU float32/float64). "torch": the plain-PyTorch tile (any
-        device; the reference). "auto": "numba" on the CPU when Numba imports, else "torch". The backward
-        is the same for both.
+        Tile computation, forward and backward. "numba": one fused Numba pass per tile between BLAS
+        products (:mod:`oscsim.nn.ssa_tiled_numba`; CPU float32/float64). "torch": the plain-PyTorch tile
+        (any device; the reference). "auto": "numba" on the CPU when Numba imports, else "torch".
     drift : Tensor, (H,), optional
         Positional frequency offset per head, token i's frequencies being ω_i + λ_h i (see
         :func:`oscsim.nn.ssa_functional.mismatch_sq`).
