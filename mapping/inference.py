@@ -1,7 +1,9 @@
 """Chip inference: :func:`run` a compiled chip on tokens, with per-layer/per-head fidelity against the closed form.
 
 Both model kinds run through the model's own forward pass, the chip filling its per-layer hook
-(``attn_override``): nothing of a model's forward is re-implemented here.
+(``attn_override``): nothing of a model's forward is re-implemented here. Each sequence goes through the
+model on its own, on one torch thread; only the chip simulation of a layer is batched
+(:func:`_forward_per_sequence`), so no matrix product's rounding depends on the batch or the thread count.
 
 Kuramoto chips: scores, softmax, gates and the value gate stay digital; each layer's coupling step is one
 batched engine call over (sequence, bank, head, coordinate) groups of T oscillators
@@ -10,7 +12,8 @@ SSA chips: J, Δω, r are digital; the hook returns S measured by pairwise Adler
 collective network (:mod:`mapping.ssa_chip`); the model's own top-k, normalisation, S V and projections follow.
 
 Noise is keyed on (run seed, layer, the sequence's index in the whole run, and the object's own indices;
-:mod:`mapping.seeds`), so the same seed gives bit-identical outputs whatever ``batch_size``.
+:mod:`mapping.seeds`), and each sequence integrates with a step set by its own rates, so the same seed
+gives bit-identical outputs whatever ``batch_size`` and thread count.
 
 Per-layer fidelity compares the chip's layer output with the closed form **for the same input** (the chip's
 own hidden state), so it isolates each layer's error; end-to-end, the chip's logits are compared with the
@@ -19,6 +22,7 @@ closed-form model's.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -158,7 +162,9 @@ def _kuramoto_override(chip: Chip, stats, seed, seq_ids, backend, info):
         info["backend"] = out.backend
         va = torch.from_numpy(out.va).to(theta.dtype)
         a_ref = torch.from_numpy(out.a).to(theta.dtype) if bank else parts.a
-        delta = attn.apply_bound(va, a_ref)
+        # the bound per sequence, as the model's own torch operations (see _forward_per_sequence)
+        delta = torch.cat([attn.apply_bound(va[b:b + 1], None if a_ref is None else a_ref[b:b + 1])
+                           for b in range(va.shape[0])])
         dd = lambda x: np.asarray(x.detach().double())  # noqa: E731
         stats[i].add_kuramoto(dd(theta), dd(delta), dd(parts.delta), dd(va), dd(parts.v * parts.a))
         return delta
@@ -171,22 +177,134 @@ def _batches(tokens, bs):
     return [(start, tokens[start:start + bs]) for start in range(0, tokens.shape[0], bs)]
 
 
+class _Abort(Exception):
+    """Unwinds a sequence's forward pass parked in the chip hook when the batch fails elsewhere."""
+
+
+def _stack(values):
+    """One batched hook argument from its per-sequence values (see :func:`_forward_per_sequence`).
+
+    A tensor whose first dimension is the batch (size one here) is concatenated; a dataclass or dict is stacked
+    field by field; a float that differs between sequences is a per-sequence statistic (e.g. an SSA layer's
+    ``locked_fraction``, a share of equally many pairs per sequence) and is averaged; anything else is a model
+    constant (K, α, top-k, causal) and passed on from the first sequence.
+    """
+    import dataclasses
+
+    import torch
+
+    v0 = values[0]
+    if isinstance(v0, torch.Tensor) and v0.dim() > 0 and v0.shape[0] == 1:
+        return torch.cat(values)
+    if dataclasses.is_dataclass(v0) and not isinstance(v0, type):
+        return dataclasses.replace(v0, **{f.name: _stack([getattr(v, f.name) for v in values])
+                                          for f in dataclasses.fields(v0)})
+    if isinstance(v0, dict):
+        return {k: _stack([v[k] for v in values]) for k in v0}
+    if isinstance(v0, float) and any(v != v0 for v in values):
+        return float(np.mean(values))
+    return v0
+
+
+def _forward_per_sequence(model, x, override):
+    """Logits (B, T, V) of ``model`` on tokens ``x`` (B, T) with the chip hook ``override``, whatever the batch.
+
+    Every torch operation of the model runs on one sequence at a time: a CPU matrix product (MKL) gives a row a
+    result that depends on how many rows the matrix has, where the row sits and how the rows are split over
+    threads, so a sequence's logits would otherwise change in the last bits with the other sequences of its
+    batch. Only the chip simulation is batched. Each sequence's forward pass runs in its own thread, but one at
+    a time (the main thread hands over, so torch calls never overlap): at layer i it parks in the hook with its
+    arguments; when all B have arrived, the arguments are stacked, ``override(i, *args)`` simulates the whole
+    batch in one call, and each sequence resumes with its own slice (a fresh copy) of the result.
+    """
+    import queue
+    import threading
+
+    import torch
+
+    B = x.shape[0]
+    arrived = queue.Queue()  # (b, kind, payload) from the workers: "hook" (args), "done" (logits), "error"
+    resume = [queue.Queue() for _ in range(B)]
+
+    def work(b):
+        def hook(j, *args):
+            arrived.put((b, "hook", (j, args)))
+            out = resume[b].get()
+            if out is _Abort:
+                raise _Abort
+            return out
+
+        try:
+            with torch.no_grad():  # grad mode is per thread
+                arrived.put((b, "done", model(x[b:b + 1], attn_override=hook)))
+        except _Abort:
+            arrived.put((b, "aborted", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            arrived.put((b, "error", exc))
+
+    def step(b, value=None):
+        """Let sequence b run (start it, or resume it with ``value``) until it parks in the hook or ends."""
+        if threads[b].ident is None:
+            threads[b].start()
+        else:
+            resume[b].put(value)
+        _, kind, payload = arrived.get()
+        if kind == "error":
+            raise payload
+        return kind, payload
+
+    threads = [threading.Thread(target=work, args=(b,), name=f"chip-sequence-{b}", daemon=True) for b in range(B)]
+    try:
+        reports = [step(b) for b in range(B)]
+        while any(kind == "hook" for kind, _ in reports):
+            layers = {payload[0] if kind == "hook" else None for kind, payload in reports}
+            if len(layers) != 1:  # one model, one path: cannot happen
+                raise RuntimeError("the sequences of one batch reached different layers")
+            gathered = [payload[1] for _, payload in reports]
+            out = override(layers.pop(), *[_stack([g[k] for g in gathered]) for k in range(len(gathered[0]))])
+            reports = [step(b, out[b:b + 1].clone()) for b in range(B)]
+        return torch.cat([payload for _, payload in reports])
+    finally:  # after a failure, sequences still waiting in (or heading for) the hook unwind
+        for b in range(B):
+            if threads[b].is_alive():
+                resume[b].put(_Abort)
+        for t in threads:
+            if t.ident is not None:
+                t.join()
+
+
+@contextlib.contextmanager
+def _one_torch_thread():
+    """Run the model's torch operations on one thread (the caller's setting restored after): MKL splits a
+    product's rows over its threads, so a row's rounding would depend on the thread count. The chip
+    simulation keeps Numba's threads."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _run_model(chip, tokens, bs, make_override, progress, closed_form):
-    """Chip logits (and closed-form logits) over batches, each batch through the model's own forward."""
+    """Chip logits (and closed-form logits) over batches, each sequence through the model's own forward on one
+    torch thread (the chip simulation batched; see :func:`_forward_per_sequence`)."""
     import torch
 
     logits, logits_cf = [], []
     wall = 0.0
     batches = _batches(tokens, bs)
     bar = _progress(len(batches), progress, "chip inference")
-    with torch.no_grad():
+    with torch.no_grad(), _one_torch_thread():
         for start, x in batches:
             seq_ids = np.arange(start, start + x.shape[0])
             t0 = time.perf_counter()
-            logits.append(chip.model(x, attn_override=make_override(seq_ids)))
+            logits.append(_forward_per_sequence(chip.model, x, make_override(seq_ids)))
             wall += time.perf_counter() - t0
-            if closed_form:
-                logits_cf.append(chip.model(x))
+            if closed_form:  # one sequence at a time too: the same numbers whatever the batch
+                logits_cf.extend(chip.model(x[b:b + 1]) for b in range(x.shape[0]))
             bar.update(1)
     bar.close()
     return torch.cat(logits), torch.cat(logits_cf) if closed_form else None, wall
@@ -234,44 +352,59 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info, seq_ids=None):
         sel = np.broadcast_to(tri, J.shape) & (J >= _J_MIN)
         b_i, h_i, i_i, j_i = np.nonzero(sel)
         if b_i.size:
-            rate = lm.lam * float(np.max(dw[sel] + thr[sel]))
-            spc = max(sc.steps_per_cycle, int(math.ceil(5 * rate)))
-            res = adler_cells(
-                dw[sel], thr[sel], lam=lm.lam, settle_cycles=sc.settle_cycles, averaging_cycles=sc.averaging_cycles,
-                steps_per_cycle=spc, k_max=K, coupling_q=lm.coupling_quantiser,
-                sigma=sigma * np.sqrt(lm.diffusion_rel[h_i, i_i, j_i, :]) if sigma else sigma,
-                freq_residual=fr[h_i, i_i, j_i, :] if np.any(fr) else None,
-                coupler_gain=cg[h_i, i_i, j_i] if cg is not None else None, seed=seed, backend=backend,
-                harmonics=chip.harmonics, cell_keys=np.stack([seq[b_i], h_i, i_i, j_i], axis=-1))
+            # each sequence's own time step, from its own fastest cell (not the batch's: a sequence's numbers
+            # must not depend on the other sequences of its batch); cells of equal step share one call
+            top = np.full(B, -np.inf)
+            np.maximum.at(top, b_i, dw[sel] + thr[sel])
+            spc = np.maximum(sc.steps_per_cycle, np.ceil(5 * (lm.lam * top[b_i])).astype(np.int64))
+            sig = sigma * np.sqrt(lm.diffusion_rel[h_i, i_i, j_i, :]) if sigma else None
+            frc = fr[h_i, i_i, j_i, :] if np.any(fr) else None
+            cgc = cg[h_i, i_i, j_i] if cg is not None else None
+            keys = np.stack([seq[b_i], h_i, i_i, j_i], axis=-1)
+            mean_cos, cell_locked = np.empty(b_i.size), np.empty(b_i.size, dtype=bool)
+            for s in np.unique(spc):
+                c = np.flatnonzero(spc == s)
+                res = adler_cells(
+                    dw[sel][c], thr[sel][c], lam=lm.lam, settle_cycles=sc.settle_cycles,
+                    averaging_cycles=sc.averaging_cycles, steps_per_cycle=int(s), k_max=K,
+                    coupling_q=lm.coupling_quantiser, sigma=sig[c] if sig is not None else sigma,
+                    freq_residual=frc[c] if frc is not None else None,
+                    coupler_gain=cgc[c] if cgc is not None else None, seed=seed, backend=backend,
+                    harmonics=chip.harmonics, cell_keys=keys[c])
+                mean_cos[c], cell_locked[c] = res.mean_cos, res.locked
             info["backend"] = res.backend
-            mean_cos = res.mean_cos
             if readout is not None:  # the cell's mixer output, averaged over the window, sampler noise, ADC
                 mean_cos = readout.measure_mean(mean_cos, normals=keyed_normals(
                     stream_seeds(seed, PURPOSE["readout"], seq[b_i], h_i, i_i, j_i)))
             S[b_i, h_i, i_i, j_i] = J[sel] * mean_cos
-            locked[b_i, h_i, i_i, j_i] = res.locked
+            locked[b_i, h_i, i_i, j_i] = cell_locked
             if not causal:  # r is shared by all rows: the cell (i, j) serves (j, i) too
                 S[b_i, h_i, j_i, i_i] = S[b_i, h_i, i_i, j_i]
-                locked[b_i, h_i, j_i, i_i] = res.locked
+                locked[b_i, h_i, j_i, i_i] = cell_locked
     else:
         omega = comp["omega"].detach().double().numpy()[..., 0]  # (B, H, N)
         om = omega - omega.mean(-1, keepdims=True)  # rotating frame at the mean
-        rate = lm.lam * (float(np.max(np.abs(om))) + K)
-        spc = max(sc.steps_per_cycle, int(math.ceil(5 * rate)))
-        res = ssa1d_collective(
-            om.reshape(B * H, N), thr.reshape(B * H, N, N), causal=causal, lam=lm.lam,
-            settle_cycles=sc.settle_cycles, averaging_cycles=sc.averaging_cycles, steps_per_cycle=spc, k_max=K,
-            coupling_q=lm.coupling_quantiser,
-            sigma=(np.broadcast_to(sigma * np.sqrt(lm.diffusion_rel[:, :N]), (B, H, N)).reshape(B * H, N)
-                   if sigma else sigma),
-            # the arrays are built for max_tokens: a shorter window uses the first N oscillators of each head
-            freq_residual=np.broadcast_to(fr[:, :N], (B, H, N)).reshape(B * H, N) if np.any(fr) else None,
-            coupler_gain=(np.broadcast_to(cg[:, :N, :N], (B, H, N, N)).reshape(B * H, N, N)
-                          if cg is not None else None),
-            seed=seed, backend=backend, harmonics=chip.harmonics,
-            group_keys=np.stack(np.broadcast_arrays(seq[:, None], np.arange(H)[None, :]), -1).reshape(B * H, 2))
+        # each sequence's own time step, from its own fastest rate (see the pairwise cells above)
+        rate = lm.lam * (np.abs(om).max(axis=(1, 2)) + K)  # (B,)
+        spc = np.maximum(sc.steps_per_cycle, np.ceil(5 * rate).astype(np.int64))
+        sig = np.broadcast_to(sigma * np.sqrt(lm.diffusion_rel[:, :N]), (B, H, N)) if sigma else None
+        # the arrays are built for max_tokens: a shorter window uses the first N oscillators of each head
+        frc = np.broadcast_to(fr[:, :N], (B, H, N)) if np.any(fr) else None
+        cgc = np.broadcast_to(cg[:, :N, :N], (B, H, N, N)) if cg is not None else None
+        keys = np.stack(np.broadcast_arrays(seq[:, None], np.arange(H)[None, :]), -1)  # (B, H, 2)
+        coh, fq = np.empty((B, H, N, N)), np.empty((B, H, N))
+        for s in np.unique(spc):
+            b = np.flatnonzero(spc == s)
+            G = b.size * H
+            res = ssa1d_collective(
+                om[b].reshape(G, N), thr[b].reshape(G, N, N), causal=causal, lam=lm.lam,
+                settle_cycles=sc.settle_cycles, averaging_cycles=sc.averaging_cycles, steps_per_cycle=int(s),
+                k_max=K, coupling_q=lm.coupling_quantiser, sigma=sig[b].reshape(G, N) if sig is not None else sigma,
+                freq_residual=frc[b].reshape(G, N) if frc is not None else None,
+                coupler_gain=cgc[b].reshape(G, N, N) if cgc is not None else None,
+                seed=seed, backend=backend, harmonics=chip.harmonics, group_keys=keys[b].reshape(G, 2))
+            coh[b], fq[b] = res.coherence.reshape(b.size, H, N, N), res.freq.reshape(b.size, H, N)
         info["backend"] = res.backend
-        coh = res.coherence.reshape(B, H, N, N)
         if readout is not None:  # each pair's ⟨cos(θ_i − θ_j)⟩ read through the same detector chain
             ar = np.arange(N)
             coh = readout.measure_mean(coh, normals=keyed_normals(stream_seeds(
@@ -280,7 +413,6 @@ def _ssa_chip_S(chip: Chip, lm, comp, seed, backend, info, seq_ids=None):
         mask = np.tril(np.ones((N, N), dtype=bool)) if causal else np.ones((N, N), dtype=bool)
         S = np.where(mask, J * coh, 0.0)
         S[:, :, idx, idx] = J[:, :, idx, idx]
-        fq = res.freq.reshape(B, H, N)
         slip = 2 * math.pi / (sc.averaging_cycles + sc.settle_cycles)
         locked = (np.abs(fq[..., :, None] - fq[..., None, :]) < slip) & mask
         extra["coherence"] = coh

@@ -3,7 +3,7 @@
 Σ_j C_ij sin(θ_j − θ_i) = cos θ_i (C sin θ)_i − sin θ_i (C cos θ)_i: both products are computed in ONE pass
 over C (rows in blocks of four, so each load of sin θ_j, cos θ_j feeds eight multiply–adds). Zero column
 ranges at the ends of rows (triangular or banded coupling) are skipped using per-block bounds computed once
-when the model is built.
+when the model is built, per group.
 """
 
 from __future__ import annotations
@@ -17,25 +17,30 @@ BLOCK = 4
 
 
 def block_bounds(coupling: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Column bounds [lo, hi) of the nonzero entries of each block of 4 rows, over all groups.
+    """Column bounds [lo, hi) of the nonzero entries of each block of 4 rows, for each group of its own.
+
+    Per group, not over the union of the groups: the bounds set the trip count of the vectorised (fastmath)
+    column loop of `fused_two_products`, hence which terms are summed in which lane, so bounds taken over the
+    union would make a group's rounding depend on the sparsity of the other groups of its batch.
 
     Parameters
     ----------
-    coupling : ndarray, shape (..., N, N)
+    coupling : ndarray, shape (N, N) or (G, N, N)
 
     Returns
     -------
-    lo, hi : ndarray of int64, shape (ceil(N/4),)
+    lo, hi : ndarray of int64, shape (G, ceil(N/4)) (G = 1 for a shared (N, N) coupling); both 0 for a block
+        without nonzero entries.
     """
     n = coupling.shape[-1]
-    nz = np.any(coupling.reshape(-1, n, n) != 0, axis=0)  # (N, N)
+    nz = coupling.reshape(-1, n, n) != 0  # (G, N, N)
+    g = nz.shape[0]
     nb_ = (n + BLOCK - 1) // BLOCK
-    lo = np.zeros(nb_, dtype=np.int64)
-    hi = np.zeros(nb_, dtype=np.int64)
-    for b in range(nb_):
-        cols = np.flatnonzero(nz[b * BLOCK : (b + 1) * BLOCK].any(axis=0))
-        if cols.size:
-            lo[b], hi[b] = cols[0], cols[-1] + 1
+    pad = np.zeros((g, nb_ * BLOCK - n, n), dtype=bool)
+    blk = np.concatenate([nz, pad], axis=1).reshape(g, nb_, BLOCK, n).any(axis=2)  # (G, nblk, N)
+    has = blk.any(axis=2)
+    lo = np.where(has, np.argmax(blk, axis=2), 0).astype(np.int64)
+    hi = np.where(has, n - np.argmax(blk[:, :, ::-1], axis=2), 0).astype(np.int64)
     return lo, hi
 
 
@@ -58,7 +63,7 @@ def fused_two_products(C, u, v, lo, hi, out_u, out_v):
     """out_u = C u, out_v = C v in one pass over C (C: (N, N) C-contiguous).
 
     Rows go in blocks of four with two-dimensional indexing (LLVM vectorises the column loop with eight
-    accumulators); ``lo``/``hi`` bound the nonzero columns of each block.
+    accumulators); ``lo``/``hi`` (one group's row of `block_bounds`) bound the nonzero columns of each block.
     """
     n = C.shape[0]
     nblk = lo.shape[0]

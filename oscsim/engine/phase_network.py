@@ -162,7 +162,8 @@ def _drift_sine(t, y, g, P, ws, out):
     n = y.shape[0]
     cs, sn, a, b, _, _ = work_vectors(ws, n)
     sincos(y, sn, cs)
-    fused_two_products(C[group_index(C.shape[0], g)], sn, cs, lo, hi, a, b)
+    gc = group_index(C.shape[0], g)
+    fused_two_products(C[gc], sn, cs, lo[gc], hi[gc], a, b)
     go = group_index(omega.shape[0], g)
     for i in range(n):
         out[i] = omega[go, i] + cs[i] * a[i] - sn[i] * b[i]
@@ -180,13 +181,15 @@ def _drift_general(t, y, g, P, ws, out):
     gr = group_index(CR.shape[0], g)
     has_ci = CI.shape[2] > 0
     gi = group_index(CI.shape[0], g)
+    gb = group_index(lo.shape[0], g)  # the bounds follow C's groups (CR may also vary with the lags)
+    glo, ghi = lo[gb], hi[gb]
     for m in range(ha.shape[0]):
         mm = m + 1.0
         sincos(y, sm, cm, mm)
         # X + iY = Σ_j (CR + i CI)_ij e^{i m θ_j}
-        fused_two_products(CR[gr, m], cm, sm, lo, hi, p1, p2)  # CR cm, CR sm
+        fused_two_products(CR[gr, m], cm, sm, glo, ghi, p1, p2)  # CR cm, CR sm
         if has_ci:
-            fused_two_products(CI[gi, m], cm, sm, lo, hi, p3, p4)  # CI cm, CI sm
+            fused_two_products(CI[gi, m], cm, sm, glo, ghi, p3, p4)  # CI cm, CI sm
             for i in range(n):
                 x = p1[i] - p4[i]
                 yy = p2[i] + p3[i]

@@ -112,10 +112,11 @@ def _drift_sl(t, y, g, P, ws, out):
     for j in range(n):
         x[j] = y[2 * j]
         v[j] = y[2 * j + 1]
-    fused_two_products(CR[group_index(CR.shape[0], g)], x, v, lo, hi, p1, p2)
+    gl = group_index(lo.shape[0], g)  # per-group bounds (see block_bounds)
+    fused_two_products(CR[group_index(CR.shape[0], g)], x, v, lo[gl], hi[gl], p1, p2)
     has_ci = CI.shape[1] > 0
     if has_ci:
-        fused_two_products(CI[group_index(CI.shape[0], g)], x, v, lo, hi, p3, p4)
+        fused_two_products(CI[group_index(CI.shape[0], g)], x, v, lo[gl], hi[gl], p3, p4)
     ga = group_index(aR.shape[0], g)
     gb = group_index(bR.shape[0], g)
     for i in range(n):
