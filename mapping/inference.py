@@ -120,7 +120,7 @@ class ChipRun:
 def _progress(total, enabled, desc):
     if enabled is None:
         enabled = sys.stderr.isatty()
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
 
     return tqdm(total=total, disable=not enabled, desc=desc, leave=False)
 
