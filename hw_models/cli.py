@@ -168,7 +168,7 @@ def device_plots(kind: str, params, temperature_k: float, plot_dir, *, preset: s
         from hw_models.stno import simulate_stno
 
         sol = simulate_stno(dev.params, 3 / f0, save_every=1)
-        t, v, ylab = np.asarray(sol.ts), np.asarray(sol.ys)[:, 0, :].real, "Re c [√power]"
+        t, v, ylab = np.asarray(sol.ts), np.asarray(sol.ys)[:, 0, :].real, "Re c, complex amplitude [1]"
         names = None
     else:
         t = np.linspace(0, 3 / f0, 300)
@@ -179,7 +179,8 @@ def device_plots(kind: str, params, temperature_k: float, plot_dir, *, preset: s
         ax.plot(np.asarray(t) * ft, v[:, k], lw=1.2, label=names[k] if names else "_")
     ax.set_xlabel(f"time [{tu}]")
     ax.set_ylabel(ylab)
-    ax.set_title(f"waveform, {where}: f0 = {f0 / 1e9:.4g} GHz")
+    ff, fu = plotting.si_scale([f0], "Hz")
+    ax.set_title(f"waveform, {where}: f0 = {f0 * ff:.4g} {fu}")
     if names:
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     wf = plotting.save(fig, os.path.join(plot_dir, f"{kind}_waveform"))[0]
