@@ -33,7 +33,7 @@ def test_two_setups_at_once_over_an_empty_cache_both_succeed(tmp_path):
     assert len(bases) == 1 and (bases[0] / ".complete").is_file()
     for d in clones:
         out = subprocess.run([str(d / ".venv" / "bin" / "python"), "-c", "import torch, numba, oscsim; print(oscsim.__file__)"],
-                             capture_output=True, text=True, check=True).stdout
+                             cwd=tmp_path, capture_output=True, text=True, check=True).stdout  # not from the cwd
         assert out.strip().startswith(str(d)), out  # each clone runs its own code over the shared base
     # a third run finds everything in place
     again = subprocess.run(["bash", "tools/setup_env.sh"], cwd=clones[0], env=env, capture_output=True, text=True)
