@@ -68,7 +68,7 @@ def run(variant: str, args) -> dict:
         raise ValueError(f"unknown variant {variant!r}")
     t0 = time.perf_counter()
     try:
-        meta = train("kuramoto", args.size, f"{args.out}.runs/{variant}", train_cfg=cfg, log=lambda m: None,
+        meta = train("kuramoto", args.size, f"{args.out}.runs/{variant.replace('/', '_')}-s{args.seed}", train_cfg=cfg, log=lambda m: None,
                      progress=False)
     finally:
         registry._CLASSES.clear()

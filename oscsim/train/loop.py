@@ -31,7 +31,7 @@ LN2 = math.log(2.0)
 
 #: Default multiple of the peak learning rate for phase parameters (measured, BENCHMARKS.md "Phases on the
 #: torus"; issue 21 item 1).
-DEFAULT_PHASE_LR_SCALE = 30.0
+DEFAULT_PHASE_LR_SCALE = 100.0
 
 #: Default peak learning rate of a fine-tune (``oscsim train --init``): the rate of the bundled hardware-aware
 #: fine-tune kuramoto-tiny-hwa (150 steps); at the from-scratch rate 3e-3 the same fine-tune *raised*
