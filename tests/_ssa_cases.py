@@ -21,6 +21,17 @@ def ssa_inputs(F, *, B=2, H=3, N=37, d=4, dtype=F64, seed=0, scale=None):
     return om, th, v, a, K
 
 
+def drift_for(omega, *, seed=1):
+    """A positional drift λ (H,) requiring grad, one sign per head mixed, of the size that moves a token's
+    frequencies by about the content's spread over ten positions (so the drift changes which pairs lock)."""
+    g = torch.Generator().manual_seed(seed)
+    H, F = omega.shape[1], omega.shape[-1]
+    spread = float(omega.detach().std())
+    sign = torch.tensor([(-1.0) ** h for h in range(H)], dtype=omega.dtype)
+    lam = sign * spread * (0.05 + 0.1 * torch.rand(H, generator=g, dtype=omega.dtype)) / F ** 0.5
+    return lam.requires_grad_()
+
+
 def rel_err(x, y) -> float:
     """max |x − y| / max |y| (y is the reference)."""
     x, y = x.detach(), y.detach()

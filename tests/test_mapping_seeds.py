@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from mapping import ChipConfig, compile, run
-from mapping._backend import integrate_phase
+from mapping.backends.integrate import integrate_phase
 from mapping.seeds import stream_seeds
 from oscsim import engine as E
 
@@ -143,23 +143,25 @@ def test_numpy_reference_per_group_seeds_independent_of_batch():
 def test_ssa_stream_families_stay_apart(monkeypatch):
     """An Adler cell and a collective network with the same indices never share a noise stream: each family's
     seeds carry its own purpose key (a mutant that drops the key reuses the other family's noise)."""
-    import mapping.ssa_chip as sc
+    import mapping.backends.ssa_collective as sco
+    import mapping.backends.ssa_pairwise as spa
     from mapping.seeds import PURPOSE
 
     seen = {}
-    real = sc.integrate_phase
+    real = spa.integrate_phase
 
     def spy(*a, seed=0, **k):
         seen["seed"] = np.asarray(seed)
         return real(*a, seed=seed, **k)
 
-    monkeypatch.setattr(sc, "integrate_phase", spy)
+    monkeypatch.setattr(spa, "integrate_phase", spy)
+    monkeypatch.setattr(sco, "integrate_phase", spy)
     keys = np.array([[0, 1], [2, 3], [4, 5]])
     common = dict(lam=0.1, settle_cycles=2.0, averaging_cycles=1.0, steps_per_cycle=4, k_max=2.0, sigma=0.01,
                   seed=7)
-    sc.ssa1d_collective(np.zeros((3, 2)), np.full((3, 2, 2), 0.5), causal=True, group_keys=keys, **common)
+    sco.ssa1d_collective(np.zeros((3, 2)), np.full((3, 2, 2), 0.5), causal=True, group_keys=keys, **common)
     collective = seen.pop("seed")
-    sc.adler_cells(np.zeros(3), np.full(3, 0.5), cell_keys=keys, backend="numpy", **common)
+    spa.adler_cells(np.zeros(3), np.full(3, 0.5), cell_keys=keys, backend="numpy", **common)
     adler = seen.pop("seed")
     for got, fam in ((collective, "collective"), (adler, "adler")):
         np.testing.assert_array_equal(got, stream_seeds(7, PURPOSE[fam], keys[:, 0], keys[:, 1]))

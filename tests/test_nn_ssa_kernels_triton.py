@@ -37,15 +37,18 @@ _SCRIPT = textwrap.dedent(
                 v = torch.randn(B, H, N, d, generator=g, dtype=torch.float64)
                 a = 0.5 + torch.rand(H, generator=g, dtype=torch.float64)
                 K = torch.tensor(2.0, dtype=torch.float64)
-                inputs = [t.requires_grad_() for t in (om, th, v, a, K)]
+                # a positional drift in the smooth-boundary cases (both signs), none in the others
+                lam = torch.tensor([0.02, -0.03], dtype=torch.float64) if boundary == "smooth" else None
+                inputs = [t.requires_grad_() for t in (om, th, v, a, K) + ((lam,) if lam is not None else ())]
                 go = torch.randn(B, H, N, d, generator=g, dtype=torch.float64)
 
                 def grads(out):
                     return [out] + list(torch.autograd.grad(out, inputs, go))
 
-                ref = grads(ssa_attention(*inputs, causal=causal, boundary=boundary, impl="dense"))
+                ref = grads(ssa_attention(om, th, v, a, K, causal=causal, boundary=boundary, impl="dense",
+                                          drift=lam))
                 got = grads(ssa_triton(om, v, a, _coupling_scale(th, K, causal), causal=causal,
-                                       boundary=boundary, block_m=16, block_n=16))
+                                       boundary=boundary, block_m=16, block_n=16, drift=lam))
                 rel = [float((x - y).abs().max() / y.abs().max()) for x, y in zip(got, ref)]
                 results.append({"F": F, "causal": causal, "boundary": boundary, "rel": rel})
     # float32 forward through the public API
@@ -64,7 +67,7 @@ def test_triton_kernels_match_dense_under_interpreter():
     proc = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
-    names = ["out", "omega", "theta", "value", "alpha", "K"]
+    names = ["out", "omega", "theta", "value", "alpha", "K", "drift"]
     for r in results[:-1]:
         for name, e in zip(names, r["rel"]):
             assert e < 1e-9, (r["F"], r["causal"], r["boundary"], name, e)

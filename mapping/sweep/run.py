@@ -49,7 +49,7 @@ _CACHE: dict = {}  # per process: models and token windows, loaded once per work
 
 def _model(checkpoint: str):
     if ("model", checkpoint) not in _CACHE:
-        from ..compiler import load_model, model_fingerprint
+        from ..model_io import load_model, model_fingerprint
 
         model, _ = load_model(checkpoint)
         model.eval()
@@ -79,17 +79,17 @@ def _mean(xs):
     return float(sum(xs) / len(xs)) if xs else math.nan
 
 
-def _metrics(chip, res, y, T: int, groups) -> dict:
+def _metrics(rep, groups) -> dict:
+    """The table's metric columns of one point from its :class:`mapping.simulation.SimulationReport`."""
     # the Kuramoto settle window; SSA chips have none (their windows are config.ssa's), so NaN in the table
-    out = {"kappa_tau": float(chip.config.kappa_tau) if chip.kind == "kuramoto" else math.nan}
+    out = {"kappa_tau": math.nan if rep.kappa_tau is None else float(rep.kappa_tau)}
     if "bpc" in groups:
-        b = res.bpc(y)
-        out["bpc_chip"] = float(b["bpc_chip"])
-        out["bpc_closed_form"] = float(b["bpc_closed_form"])
+        out["bpc_chip"] = float(rep.bpc_chip)
+        out["bpc_closed_form"] = float(rep.bpc_closed_form)
         out["bpc_difference"] = out["bpc_chip"] - out["bpc_closed_form"]
     if "fidelity" in groups:
         whole = []
-        for i, L in enumerate(res.layers):
+        for i, L in enumerate(rep.fidelity):
             for k, v in L.items():  # whole-layer scalars, then per-head lists as means over heads
                 if isinstance(v, list):
                     out[f"layer{i}_{k}_head_mean"] = _mean(v)
@@ -98,15 +98,13 @@ def _metrics(chip, res, y, T: int, groups) -> dict:
             whole.append(L.get("layer_rel_error"))
         out["mean_layer_rel_error"] = _mean(whole)
     if "energy" in groups:
-        from ..energy import energy_report
-
-        en = energy_report(chip, T)
+        en = rep.energy
         out["energy_chip_j_per_token"] = float(en["energy_per_token_chip_j"])
         out["energy_gpu_j_per_token"] = float(en["energy_per_token_gpu_j"])
         for k, v in en["breakdown"].items():
             out[f"energy_{k}"] = float(v)
     if "wall_time" in groups:
-        out["chip_wall_s"] = float(res.wall_s)
+        out["chip_wall_s"] = float(rep.chip_wall_s)
     return out
 
 
@@ -135,17 +133,18 @@ def compute_point(task: dict) -> dict:
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)  # one thread per point: reductions in one fixed order, workers do not compete
-        from ..compiler import compile as compile_chip
+        from ..compiler.build import compile as compile_chip
         from ..config import config_from_dict
-        from ..inference import run
+        from ..simulation.report import simulate_report
 
         model, fp = _model(task["checkpoint"])
         row["model_fingerprint"] = fp
         cfg = config_from_dict(task["config"])
         x, y = _tokens(model, task["tokens"])
         chip = compile_chip(model, cfg, checkpoint=task["checkpoint"])
-        res = run(chip, x, seed=int(task["noise_seed"]), progress=False)
-        row.update(_metrics(chip, res, y, int(x.shape[1]), task["metrics"]))
+        rep = simulate_report(chip, x, y, seed=int(task["noise_seed"]), progress=False,
+                              energy="energy" in task["metrics"], measure_gpu=False, warn=False)
+        row.update(_metrics(rep, task["metrics"]))
     except Exception as exc:  # a failing point is a result: record it, the sweep goes on
         row["status"] = "error"
         tb = traceback.format_exception(type(exc), exc, exc.__traceback__)

@@ -118,12 +118,18 @@ class SSAAttention(nn.Module):
         b, n, _ = x.shape
         return x.view(b, n, self.n_heads, width).transpose(1, 2)
 
-    def project(self, x: torch.Tensor):
-        """ω (B, H, N, F), θ (B, H, N, d_h), V (B, H, N, d_h) for inputs x (B, N, d)."""
+    def project(self, x: torch.Tensor, *, with_drift: bool = True):
+        """ω (B, H, N, F), θ (B, H, N, d_h), V (B, H, N, d_h) for inputs x (B, N, d).
+
+        With ``with_drift=False`` ω is without the positional drift: the attention takes the drift as its own
+        argument, so that Δω² is formed without cancellation at every position (issue 21; see
+        :func:`oscsim.nn.ssa_functional.mismatch_sq`). The default (drift added) is the oscillators'
+        frequencies, for the chip.
+        """
         if x.dim() != 3 or x.shape[-1] != self.d:
             raise ValueError(f"x must have shape (B, N, {self.d}), got {tuple(x.shape)}")
         omega = self._split(self.w_omega(x), self.F)
-        if self.drift is not None:
+        if self.drift is not None and with_drift:
             pos = torch.arange(x.shape[1], device=x.device, dtype=x.dtype)
             omega = omega + self.drift.view(1, -1, 1, 1) * pos.view(1, 1, -1, 1)
         return omega, self._split(self.w_theta(x), self.dh), self._split(self.w_value(x), self.dh)
@@ -134,8 +140,8 @@ class SSAAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """SSA output (B, N, d) for inputs x (B, N, d)."""
-        omega, theta, value = self.project(x)
-        kw = dict(causal=self.causal, boundary=self.boundary, top_k=self.top_k)
+        omega, theta, value = self.project(x, with_drift=False)
+        kw = dict(causal=self.causal, boundary=self.boundary, top_k=self.top_k, drift=self.drift)
         if self.training and self.dropout > 0:
             _, W = ssaf.ssa_attention(omega, theta, value, self.alpha, self.K, impl="dense",
                                       return_weights=True, **kw)
@@ -168,10 +174,14 @@ class SSAAttention(nn.Module):
         allowed off-diagonal pairs that lock, a float), ``top_k``, ``causal``, ``boundary``, and ``output``
         (B, N, d) (the layer's output).
         """
-        omega, theta, value = self.project(x)
-        comp = ssaf.ssa_components(omega, theta, self.alpha, self.K, causal=self.causal, boundary=self.boundary)
-        y, W = ssaf.ssa_attention(omega, theta, value, self.alpha, self.K, causal=self.causal,
-                                  boundary=self.boundary, top_k=self.top_k, impl="dense", return_weights=True)
+        omega, theta, value = self.project(x, with_drift=False)
+        kw = dict(causal=self.causal, boundary=self.boundary, drift=self.drift)
+        comp = ssaf.ssa_components(omega, theta, self.alpha, self.K, **kw)
+        y, W = ssaf.ssa_attention(omega, theta, value, self.alpha, self.K, top_k=self.top_k, impl="dense",
+                                  return_weights=True, **kw)
+        if self.drift is not None:  # the oscillators' frequencies, for the chip
+            pos = torch.arange(x.shape[1], device=x.device, dtype=x.dtype)
+            omega = omega + self.drift.view(1, -1, 1, 1) * pos.view(1, 1, -1, 1)
         n = x.shape[1]
         allowed = ~torch.eye(n, dtype=torch.bool, device=x.device)
         if self.causal:

@@ -4,9 +4,12 @@ dispatches to them."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 
-__all__ = ["EPS", "SMOOTH_FLOOR", "BOUNDARIES", "ratio_floor", "check_boundary", "flatten_heads"]
+__all__ = ["EPS", "SMOOTH_FLOOR", "BOUNDARIES", "ratio_floor", "check_boundary", "check_drift",
+           "split_frequencies", "flatten_heads"]
 
 EPS = 1e-8
 """The reference code's epsilon (threshold offset, ratio clamp, row-sum offset)."""
@@ -30,8 +33,58 @@ def check_boundary(boundary: str) -> None:
         raise ValueError(f"boundary must be one of {BOUNDARIES}; got {boundary!r}")
 
 
-def flatten_heads(omega: torch.Tensor, value: torch.Tensor, alpha: torch.Tensor, c: torch.Tensor):
-    """The fused kernels' layout: batch and heads merged, contiguous, float32 or float64.
+def check_drift(drift, n_heads: int) -> None:
+    """Refuse a positional drift that is not None or an (H,) tensor."""
+    if drift is not None and (not isinstance(drift, torch.Tensor) or drift.shape != (n_heads,)):
+        shape = tuple(drift.shape) if isinstance(drift, torch.Tensor) else type(drift).__name__
+        raise ValueError(f"drift must be None or a tensor of shape (H,) = ({n_heads},); got {shape}")
+
+
+def split_frequencies(omega: torch.Tensor, drift: torch.Tensor | None = None):
+    """The form in which every SSA implementation computes Δω² without cancellation.
+
+    With e = (1, …, 1)/√F, each frequency vector splits into its component along e and the rest,
+    ω_i = q_i e + p_i (p_i ⊥ e), and a positional drift λ_h i on every coordinate is (√F λ_h i) e, so
+
+        Δω²_ij = ‖p_i − p_j‖² + (q_i − q_j + μ (i − j))²,      μ = √F λ_h.
+
+    Both terms are non-negative. The first is a matrix product of the p's (the GEMM form
+    ‖p_i‖² + ‖p_j‖² − 2 p_i·p_j), whose rounding error is of order eps (‖p_i‖² + ‖p_j‖²): p carries neither
+    the drift nor any offset common to the coordinates, so its size is the content's, whatever the position
+    or N. (Centring p on the first token as well was tried and dropped: for zero-mean content it doubles
+    ‖p‖², and the float32 error with it.) The second is a difference formed before it is squared,
+    from the positions (i − j), exact in floating point, and the content's q. Forming
+    ‖ω_i‖² + ‖ω_j‖² − 2 ω_i·ω_j from the drifted ω instead has an error of order eps (λ i)² F, which grows
+    with the position (issue 21: weight error 0.011 at N = 256 and 0.14 at N = 1,024 in float32).
+
+    Parameters
+    ----------
+    omega : Tensor, (B, H, N, F)
+        Frequencies (with the drift, if any, not yet added).
+    drift : Tensor, (H,), optional
+        Positional frequency offset per head: token i has frequencies ω_i + λ_h i on every coordinate.
+
+    Returns
+    -------
+    p : Tensor, (B, H, N, F), or None when F = 1 (then Δω² is the second term alone)
+    q : Tensor, (B, H, N)
+    mu : Tensor, (H,), or None without drift
+    """
+    F = omega.shape[-1]
+    root = math.sqrt(F)
+    if F == 1:
+        p, q = None, omega[..., 0]
+    else:
+        q = omega.sum(dim=-1) / root
+        p = omega - omega.mean(dim=-1, keepdim=True)
+    mu = None if drift is None else drift * root
+    return p, q, mu
+
+
+def flatten_heads(omega: torch.Tensor, value: torch.Tensor, alpha: torch.Tensor, c: torch.Tensor,
+                  drift: torch.Tensor | None = None):
+    """The fused kernels' layout: batch and heads merged, contiguous, float32 or float64, frequencies in the
+    split form of `split_frequencies`.
 
     Parameters
     ----------
@@ -40,10 +93,14 @@ def flatten_heads(omega: torch.Tensor, value: torch.Tensor, alpha: torch.Tensor,
     alpha : Tensor, (H,)
     c : Tensor, (B, H, N) or broadcastable to it
         K r per query row.
+    drift : Tensor, (H,), optional
+        Positional frequency offset per head (see `split_frequencies`).
 
     Returns
     -------
-    om : Tensor, (B H, N, F)
+    p : Tensor, (B H, N, F), or None when F = 1
+    q : Tensor, (B H, N)
+    mu : Tensor, (B H,), or None without drift
     val : Tensor, (B H, N, d_v)
     al : Tensor, (B H,)
     cc : Tensor, (B H, N)
@@ -51,12 +108,16 @@ def flatten_heads(omega: torch.Tensor, value: torch.Tensor, alpha: torch.Tensor,
     Notes
     -----
     Half precision cannot hold the 1e-8 offsets of the reference form, so it is computed in float32 (the
-    caller casts the output back to ``value.dtype``).
+    caller casts the output back to ``value.dtype``). The split is differentiable (ordinary autograd), so
+    the kernels' gradients with respect to p, q and μ reach ω and the drift.
     """
     B, H, N, F = omega.shape
     dtype = omega.dtype if omega.dtype in (torch.float32, torch.float64) else torch.float32
-    om = omega.to(dtype).reshape(B * H, N, F).contiguous()
+    p, q, mu = split_frequencies(omega.to(dtype), None if drift is None else drift.to(dtype))
+    p = None if p is None else p.reshape(B * H, N, F).contiguous()
+    q = q.reshape(B * H, N).contiguous()
+    mu = None if mu is None else mu.repeat(B).contiguous()
     val = value.to(dtype).reshape(B * H, N, value.shape[-1]).contiguous()
     al = alpha.to(dtype).repeat(B).contiguous()
     cc = c.to(dtype).expand(B, H, N).reshape(B * H, N).contiguous()
-    return om, val, al, cc
+    return p, q, mu, val, al, cc

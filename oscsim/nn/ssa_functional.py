@@ -19,13 +19,19 @@ Notes
 -----
 For one batch element and head, with ω_i ∈ R^F (F = d_h vector frequencies, or F = 1 for SSA-1D):
 
-    Δω²_ij = relu(‖ω_i‖² + ‖ω_j‖² − 2 ω_i·ω_j),   Δω_ij = sqrt(Δω²_ij)
+    Δω²_ij = ‖ω_i − ω_j‖²,   Δω_ij = sqrt(Δω²_ij)
     J_ij   = exp(−α Δω²_ij)
     r      = mean_k |(1/N) Σ_j exp(i θ_jk)|            (causal: r_t over the prefix j ≤ t)
     thr_ij = K r J_ij + 1e-8
     locked = 1[Δω_ij ≤ thr_ij]
     S_ij   = J_ij sqrt(1 − clamp(Δω_ij / thr_ij, −1 + 1e-8, 1 − 1e-8)²) locked     (boundary="reference")
     out_i  = Σ_j S_ij V_j / (Σ_j S_ij + 1e-8)
+
+With a positional drift (``drift`` = λ, one per head), token i's frequencies are ω_i + λ i on every
+coordinate. The reference code forms Δω² as relu(‖ω_i‖² + ‖ω_j‖² − 2 ω_i·ω_j); every implementation here
+forms it as ‖p_i − p_j‖² + (q_i − q_j + √F λ (i − j))² instead (the split of
+:func:`oscsim.nn.ssa_constants.split_frequencies`), the same number without the cancellation whose error
+grows with ‖ω‖² and so with the position when the drift is in ω (issue 21).
 
 The reference code writes ``cos(asin(ratio))``; that is ``sqrt(1 − ratio²)`` with the same derivative
 ``−ratio / sqrt(1 − ratio²)``. Its derivative is infinite at ratio → 1 (and ``1 − 1e-8`` rounds to 1 in
@@ -51,11 +57,12 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from oscsim.nn.ssa_constants import BOUNDARIES, EPS, SMOOTH_FLOOR, check_boundary
+from oscsim.nn.ssa_constants import BOUNDARIES, EPS, SMOOTH_FLOOR, check_boundary, check_drift, split_frequencies
 from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
 
 __all__ = [
     "EPS",
+    "mismatch_sq",
     "normalise_weights",
     "SMOOTH_FLOOR",
     "BOUNDARIES",
@@ -68,9 +75,12 @@ __all__ = [
 
 IMPLS = ("dense", "tiled", "triton", "auto")
 
-# Sequence length from which impl="auto" picks the tiled path on the CPU (the dense path is faster for
-# short sequences; its memory is quadratic).
-_AUTO_TILED_MIN_N = 512
+# Pairs (B H N²) from which impl="auto" picks the tiled path: below, the tiled path's thread pool and
+# per-tile calls cost more than the dense form's passes. Measured (forward and backward, causal, smooth
+# boundary, drift, H = 4, d_h = 32, 2 cores, load average 11–12, one process): B = 8, N = 64 (131k pairs):
+# dense 0.45 s, tiled 0.11 s (F = 32), 0.27 / 0.20 s (F = 1); B = 8, N = 256: 4.4 / 1.7 s and 3.0 / 0.85 s;
+# B = 1, N = 64 (16k pairs): dense 0.066 s, tiled 0.23 s. (Until this change the rule was N ≥ 512.)
+_AUTO_TILED_MIN_PAIRS = 1 << 16
 _ORDER_CHUNK_ELEMENTS = 1 << 18
 
 
@@ -95,7 +105,8 @@ class SSAComponents(NamedTuple):
     r: Tensor
 
 
-def _check_inputs(omega: Tensor, theta: Tensor, value: Tensor | None, alpha: Tensor, K: Tensor) -> None:
+def _check_inputs(omega: Tensor, theta: Tensor, value: Tensor | None, alpha: Tensor, K: Tensor,
+                  drift: Tensor | None = None) -> None:
     if omega.dim() != 4:
         raise ValueError(f"omega must have shape (B, H, N, F); got {tuple(omega.shape)}")
     B, H, N, _ = omega.shape
@@ -107,6 +118,40 @@ def _check_inputs(omega: Tensor, theta: Tensor, value: Tensor | None, alpha: Ten
         raise ValueError(f"alpha must have shape (H,) = ({H},); got {tuple(alpha.shape)}")
     if K.numel() != 1:
         raise ValueError(f"K must be a scalar tensor; got shape {tuple(K.shape)}")
+    check_drift(drift, H)
+
+
+def mismatch_sq(omega: Tensor, drift: Tensor | None = None) -> Tensor:
+    """Δω²_ij = ‖ω_i + λ i − (ω_j + λ j)‖² (dense, (B, H, N, N)) without cancellation.
+
+    Parameters
+    ----------
+    omega : Tensor, (B, H, N, F)
+        Frequencies without the drift.
+    drift : Tensor, (H,), optional
+        Positional frequency offset λ per head, added to every coordinate of token i as λ i.
+
+    Returns
+    -------
+    Tensor, (B, H, N, N), non-negative.
+
+    Notes
+    -----
+    Computed as ‖p_i − p_j‖² + (q_i − q_j + μ (i − j))² (:func:`oscsim.nn.ssa_constants.split_frequencies`);
+    the first term by the matrix-product form on p, relu'd, as the reference does with ω. The outer relu
+    changes no value; it gives the gradient 0 where Δω² = 0 (the diagonal, duplicate tokens), where the
+    reference's relu does and where Δω = sqrt(Δω²) has a 0/0.
+    """
+    p, q, mu = split_frequencies(omega, drift)
+    t = q.unsqueeze(-1) - q.unsqueeze(-2)
+    if mu is not None:
+        pos = torch.arange(omega.shape[2], device=omega.device, dtype=omega.dtype)
+        t = t + mu.view(1, -1, 1, 1) * (pos.unsqueeze(-1) - pos)
+    d2 = t.square()
+    if p is not None:
+        sq = p.pow(2).sum(dim=-1)
+        d2 = d2 + torch.relu(sq.unsqueeze(-1) + sq.unsqueeze(-2) - 2 * (p @ p.transpose(-2, -1)))
+    return torch.relu(d2)
 
 
 def ssa_order_parameter(theta: Tensor, causal: bool = False) -> Tensor:
@@ -163,6 +208,7 @@ def ssa_components(
     *,
     causal: bool = False,
     boundary: str = "reference",
+    drift: Tensor | None = None,
 ) -> SSAComponents:
     """Dense, unnormalised SSA pieces (J, Δω, threshold, locked, S, r), e.g. for the chip compiler.
 
@@ -180,17 +226,17 @@ def ssa_components(
         Mask future keys (``locked`` and ``S`` are zero for j > i) and use the prefix r of each query row.
     boundary : {"reference", "smooth"}
         Form of S near the locking boundary (see the module notes).
+    drift : Tensor, (H,), optional
+        Positional frequency offset per head: token i's frequencies are ω_i + λ_h i (see :func:`mismatch_sq`).
 
     Returns
     -------
     SSAComponents
     """
-    _check_inputs(omega, theta, None, alpha, K)
+    _check_inputs(omega, theta, None, alpha, K, drift)
     check_boundary(boundary)
     B, H, N, _ = omega.shape
-    sq = omega.pow(2).sum(dim=-1)  # (B, H, N)
-    dot = omega @ omega.transpose(-2, -1)
-    d2 = torch.relu(sq.unsqueeze(-1) + sq.unsqueeze(-2) - 2 * dot)
+    d2 = mismatch_sq(omega, drift)
     dw = d2.sqrt()
     J = torch.exp(-alpha.view(1, H, 1, 1) * d2)
     c = _coupling_scale(theta, K, causal)  # (B, H, N)
@@ -219,8 +265,8 @@ def normalise_weights(S: Tensor, top_k: int | None = None) -> Tensor:
     return S / (S.sum(dim=-1, keepdim=True) + EPS)
 
 
-def _dense_attention(omega, theta, value, alpha, K, *, causal, boundary, top_k):
-    comp = ssa_components(omega, theta, alpha, K, causal=causal, boundary=boundary)
+def _dense_attention(omega, theta, value, alpha, K, *, causal, boundary, top_k, drift):
+    comp = ssa_components(omega, theta, alpha, K, causal=causal, boundary=boundary, drift=drift)
     W = normalise_weights(comp.S, top_k)
     return W @ value, W
 
@@ -235,7 +281,8 @@ def _pick_impl(impl: str, omega: Tensor, top_k, return_weights: bool) -> str:
         # The Triton kernels have only run under the interpreter so far (no GPU was available when they
         # were written): "auto" uses the tiled path on every device until they are validated on a GPU;
         # impl="triton" selects them explicitly.
-        return "tiled" if omega.shape[2] >= _AUTO_TILED_MIN_N else "dense"
+        B, H, N, _ = omega.shape
+        return "tiled" if B * H * N * N >= _AUTO_TILED_MIN_PAIRS else "dense"
     if dense_only and impl != "dense":
         what = "top_k" if top_k is not None else "return_weights=True"
         raise ValueError(f"{what} is only supported by impl='dense' (or 'auto'); got impl={impl!r}")
@@ -254,6 +301,7 @@ def ssa_attention(
     top_k: int | None = None,
     impl: str = "dense",
     return_weights: bool = False,
+    drift: Tensor | None = None,
 ):
     """SSA attention output Σ_j S_ij V_j / (Σ_j S_ij + 1e-8) for every batch element and head.
 
@@ -278,10 +326,14 @@ def ssa_attention(
         Keep the k largest S per row (after the locking mask, before normalisation). Dense only: the
         tiled and Triton paths do not implement it (``impl="auto"`` then uses the dense path).
     impl : {"dense", "tiled", "triton", "auto"}
-        "auto": "dense" when top_k or return_weights is given, otherwise "tiled" for N ≥ 512 and "dense"
-        below ("triton" is opt-in until the kernels have been validated on a GPU).
+        "auto": "dense" when top_k or return_weights is given, otherwise "tiled" from B H N² ≥ 2^16 pairs
+        and "dense" below ("triton" is opt-in until the kernels have been validated on a GPU).
     return_weights : bool
         Also return the normalised weights (B, H, N, N) (dense only).
+    drift : Tensor, (H,), optional
+        Positional frequency offset λ per head: token i's frequencies are ω_i + λ_h i on every coordinate
+        (positions 0, …, N − 1). Passing the drift here rather than adding it to ω keeps Δω² exact to
+        rounding whatever the position (see :func:`mismatch_sq`); gradients reach it on every path.
 
     Returns
     -------
@@ -294,13 +346,14 @@ def ssa_attention(
     tiled and Triton paths never form the weights, so they cannot drop them; the module should use the
     dense path when training with attention dropout, or apply dropout elsewhere.
     """
-    _check_inputs(omega, theta, value, alpha, K)
+    _check_inputs(omega, theta, value, alpha, K, drift)
     check_boundary(boundary)
     if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
         raise ValueError(f"top_k must be a positive int or None; got {top_k!r}")
     which = _pick_impl(impl, omega, top_k, return_weights)
     if which == "dense":
-        out, W = _dense_attention(omega, theta, value, alpha, K, causal=causal, boundary=boundary, top_k=top_k)
+        out, W = _dense_attention(omega, theta, value, alpha, K, causal=causal, boundary=boundary, top_k=top_k,
+                                  drift=drift)
         return (out, W) if return_weights else out
     if theta.dtype not in (torch.float32, torch.float64):  # the kernels compute half precision in float32
         theta, K = theta.float(), K.float()
@@ -308,7 +361,7 @@ def ssa_attention(
     if which == "tiled":
         from oscsim.nn.ssa_tiled import ssa_tiled
 
-        return ssa_tiled(omega, value, alpha, c, causal=causal, boundary=boundary)
+        return ssa_tiled(omega, value, alpha, c, causal=causal, boundary=boundary, drift=drift)
     from oscsim.nn.ssa_triton import ssa_triton
 
-    return ssa_triton(omega, value, alpha, c, causal=causal, boundary=boundary)
+    return ssa_triton(omega, value, alpha, c, causal=causal, boundary=boundary, drift=drift)

@@ -1,15 +1,20 @@
 """Tiled SSA in plain PyTorch: memory linear in N, a recomputing backward.
 
 Forward and backward visit the N x N interaction one tile (``heads x block_q x block_k``) at a time: Δω²
-comes from one matrix product of augmented vectors, J, the threshold, the locking mask and S are computed
-in place in the tile, and row sums and ``S V`` are accumulated. No max-tracking is needed (unlike a
+comes from one matrix product of augmented vectors plus a squared difference (below), J, the threshold, the
+locking mask and S are computed in place in the tile, and row sums and ``S V`` are accumulated. No max-tracking is needed (unlike a
 softmax) because 0 ≤ S ≤ 1. Nothing of size N x N is kept: the backward recomputes S tile by tile from
 the saved inputs, the output and the row sums (the flash-attention recipe). Works on any device; it is the
 CPU path of :func:`oscsim.nn.ssa_functional.ssa_attention` (``impl="tiled"``).
 
 Notes
 -----
-Per element, with D = relu(Δω²), J = exp(−α D), thr = c_i J + 1e-8 (c_i = K r_i),
+Δω² = ‖p_i − p_j‖² + t_ij², t_ij = q_i − q_j + μ (i − j) (:func:`oscsim.nn.ssa_constants.split_frequencies`;
+p: the frequencies without their component along (1, …, 1), centred on the first token; q: that component;
+μ: √F times the positional drift). The first term is the product of augmented vectors
+[p_i, ‖p_i‖², 1]·[2p_j, −1, −‖p_j‖²] (relu'd), the second is formed as a difference before it is squared,
+so no term grows with the position (absent for SSA-1D: F = 1 has no p and no product).
+Per element, with D = Δω², J = exp(−α D), thr = c_i J + 1e-8 (c_i = K r_i),
 u = 1 − D/thr² = 1 − ratio²:
 
     S = J sqrt(max(u, f)) 1[u ≥ 0]             boundary "reference", f = 1 − (1 − 1e-8)² in the dtype
@@ -22,12 +27,16 @@ With G = ∂L/∂S = (dO_i·V_j − dO_i·O_i)/Z_i (Z_i = Σ_j S_ij + 1e-8) and 
     ∂L/∂D = −α β − g_u/thr²   (zero where Δω² ≤ 0, as the reference's relu),
     ∂L/∂α = −Σ D β,   ∂L/∂c_i = Σ_j γ_ij,   ∂L/∂V_j = Σ_i S_ij dO_i / Z_i,
 
-and ∂L/∂ω from Δω²_ij = ‖ω_i‖² + ‖ω_j‖² − 2 ω_i·ω_j by two more matrix products per tile. The derivative in
+and, with g = ∂L/∂D: ∂L/∂p_i = 2 Σ_j g_ij (p_i − p_j) by two more matrix products per tile (where the
+product term is positive), ∂L/∂t_ij = 2 g_ij t_ij, ∂L/∂q_i = Σ_j ∂L/∂t_ij, ∂L/∂q_j = −Σ_i ∂L/∂t_ij and
+∂L/∂μ = Σ ∂L/∂t_ij (i − j); autograd carries them to ω and the drift through the split. The derivative in
 Δω² (not Δω) has no 0/0 at Δω = 0; it equals the reference's autograd result wherever the latter is finite.
 
-Forward tile kernels (``kernel=``): on the CPU in float32/float64 the default is a fused Numba pass
-(:mod:`oscsim.nn.ssa_tiled_numba`): the product tile from ``bmm`` becomes S and the row sums in one pass,
-then ``S V`` by ``bmm``; 512 x 256 tiles, one buffer per worker. ``kernel="torch"`` keeps the plain-PyTorch
+Tile kernels (``kernel=``): on the CPU in float32/float64 the default is a fused Numba pass
+(:mod:`oscsim.nn.ssa_tiled_numba`): forward, the product tile from ``bmm`` becomes S and the row sums in one
+pass, then ``S V`` by ``bmm``; 512 x 256 tiles, one buffer per worker; backward, the product tile and
+(dO/Z) Vᵀ become S and ∂L/∂‖p_i − p_j‖² in one pass that also adds the row, column and per-head sums,
+between BLAS products. ``kernel="torch"`` keeps the plain-PyTorch
 tile (any device; the reference and fallback), where float32 tiles with the reference boundary use an
 equivalent two-buffer form built on ``exp2`` (see the comment above ``_tile_S_fast``). Either way, on the
 CPU the tiles run on single-threaded worker threads (see ``_forward``). Attention dropout is not applied
@@ -43,7 +52,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 from torch import Tensor
 
-from oscsim.nn.ssa_constants import EPS, SMOOTH_FLOOR, check_boundary, flatten_heads
+from oscsim.nn.ssa_constants import EPS, SMOOTH_FLOOR, check_boundary, check_drift, flatten_heads
 from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
 
 __all__ = ["ssa_tiled", "TILE_ELEMENTS", "KERNELS"]
@@ -68,11 +77,28 @@ def _causal_keep(i0: int, i1: int, j0: int, j1: int, device) -> Tensor | None:
     return j <= i
 
 
-def _tile_S(Wa, Wb, alpha, c, floor, boundary, keep):
-    """S for one tile, the exact general form (any dtype and boundary). Wa (h, bq, F+2), Wb (h, bk, F+2),
-    alpha (h, 1, 1), c (h, bq, 1)."""
-    M = torch.bmm(Wa, Wb.transpose(1, 2))  # −Δω²
-    M.clamp_max_(0.0)  # −D, D = relu(Δω²)
+def _drift_t(qi, qj, mu, i0, j0):
+    """t = q_i − q_j + μ (i − j) of a tile: qi (h, bq), qj (h, bk), mu (h,) or None -> (h, bq, bk)."""
+    t = qi.unsqueeze(-1) - qj.unsqueeze(1)
+    if mu is not None:
+        i = torch.arange(i0, i0 + qi.shape[1], device=qi.device, dtype=qi.dtype)
+        j = torch.arange(j0, j0 + qj.shape[1], device=qi.device, dtype=qi.dtype)
+        t.add_(mu.view(-1, 1, 1) * (i.unsqueeze(-1) - j))
+    return t
+
+
+def _neg_mismatch(Wa, Wb, t):
+    """−Δω² of a tile: −relu(‖p_i − p_j‖²) (from the augmented product, or 0 without p) − t²."""
+    if Wa is None:
+        return t.square().neg_()
+    M = torch.bmm(Wa, Wb.transpose(1, 2))  # −‖p_i − p_j‖²
+    return M.clamp_max_(0.0).addcmul_(t, t, value=-1.0)
+
+
+def _tile_S(Wa, Wb, t, alpha, c, floor, boundary, keep):
+    """S for one tile, the exact general form (any dtype and boundary). Wa (h, bq, F+2), Wb (h, bk, F+2) or
+    both None (F = 1), t (h, bq, bk), alpha (h, 1, 1), c (h, bq, 1)."""
+    M = _neg_mismatch(Wa, Wb, t)  # −D
     J = torch.mul(M, alpha).exp_()
     thr = torch.mul(J, c).add_(EPS)
     u = M.addcmul_(thr, thr).div_(thr).div_(thr)  # 1 − D/thr²
@@ -87,7 +113,7 @@ def _tile_S(Wa, Wb, alpha, c, floor, boundary, keep):
 
 
 # Fast float32 form (boundary "reference", where the ratio clamp is a no-op because 1 − 1e-8 rounds to 1).
-# With κ = α log2(e) folded into the query vectors, one product gives A = −κ Δω²; with τ = √κ thr and
+# With κ = α log2(e) folded into the query vectors (and √κ into t), the tile is A = −κ Δω²; with τ = √κ thr and
 # c_s = √κ K r:  J = 2^A,  κ(thr² − D) = A + τ²,  and
 #     c_s S = sqrt(relu(A + τ²)) (1 − √κ 1e-8 / τ)      (since J c_s / τ = 1 − √κ 1e-8 / τ),
 # so a tile needs two buffers, and the per-row factor c_s is divided out of the row sums and outputs.
@@ -104,11 +130,11 @@ _SQRT_TINY = float(torch.tensor(_TINY).sqrt())
 _FAST_MIN_C = 1e-4
 
 
-def _tile_S_fast(Wa, Wb, c_s, eps_s, keep):
-    """c_s S for one float32 tile. Wa (h, bq, F+2) pre-scaled by κ, Wb (h, bk, F+2), c_s (h, bq, 1),
-    eps_s = √κ 1e-8 (h, 1, 1)."""
-    A = torch.bmm(Wa, Wb.transpose(1, 2))  # −κ Δω²
-    A.clamp_(-_EXP2_CAP, 0.0)
+def _tile_S_fast(Wa, Wb, t, c_s, eps_s, keep):
+    """c_s S for one float32 tile. Wa (h, bq, F+2) pre-scaled by κ, Wb (h, bk, F+2) (both None for F = 1),
+    t (h, bq, bk) scaled by √κ, c_s (h, bq, 1), eps_s = √κ 1e-8 (h, 1, 1)."""
+    A = _neg_mismatch(Wa, Wb, t)  # −κ Δω²
+    A.clamp_min_(-_EXP2_CAP)
     T = torch.exp2(A)  # J
     T.mul_(c_s).add_(eps_s)  # τ
     S = A.addcmul_(T, T).clamp_min_(_TINY).sqrt_()  # √κ sqrt(thr² − D), or √_TINY where unlocked
@@ -195,70 +221,96 @@ def _scratch(local, n, dtype):
     return buf[:n]
 
 
-def _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel="auto"):
-    BH, N, F = omega.shape
-    floor = _ratio_floor(omega.dtype)
+def _key_vectors(p):
+    """Key vectors [2p, −1, −‖p‖²] (h, N, F+2) and ‖p‖² (h, N, 1) of a head chunk's p (h, N, F)."""
+    h, N, F = p.shape
+    sq = p.pow(2).sum(dim=-1, keepdim=True)
+    Wb = torch.empty(h, N, F + 2, dtype=p.dtype, device=p.device)
+    torch.mul(p, 2.0, out=Wb[..., :F])
+    Wb[..., F] = -1.0
+    torch.neg(sq, out=Wb[..., F + 1:])
+    return Wb, sq
+
+
+def _query_vectors(p, sq, i0, i1):
+    """Query vectors [p_i, ‖p_i‖², 1] of rows i0:i1: their product with the keys is −‖p_i − p_j‖²."""
+    return torch.cat([p[:, i0:i1], sq[:, i0:i1], torch.ones_like(sq[:, i0:i1])], dim=-1)
+
+
+def _forward(p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel="auto"):
+    BH, N = q_om.shape
+    dtype, device = q_om.dtype, q_om.device
+    floor = _ratio_floor(dtype)
     a3 = alpha.view(BH, 1, 1)
-    nb = _numba_kernels() if _use_numba(kernel, omega) else None
+    nb = _numba_kernels() if _use_numba(kernel, q_om) else None
     scratch = threading.local()  # one tile buffer per worker thread (numba path), freed on return
     out = torch.empty_like(value)
-    Z = torch.empty(BH, N, dtype=omega.dtype, device=omega.device)
+    Z = torch.empty(BH, N, dtype=dtype, device=device)
+    mu = torch.zeros(BH, dtype=dtype, device=device) if mu is None and nb is not None else mu
     bk, chunks, iblocks = _plan(BH, N, block_q, block_k, tile_elements)
 
     def prepare(h0, h1):
         """Key vectors and constants of one head chunk."""
-        om, cc = omega[h0:h1], c[h0:h1].unsqueeze(-1)
-        sq = om.pow(2).sum(dim=-1, keepdim=True)
-        Wb = torch.empty(h1 - h0, N, F + 2, dtype=om.dtype, device=om.device)  # keys [2ω, −1, −‖ω‖²]
-        torch.mul(om, 2.0, out=Wb[..., :F])
-        Wb[..., F] = -1.0
-        torch.neg(sq, out=Wb[..., F + 1:])
-        fast = (boundary == "reference" and om.dtype == torch.float32 and floor == 0.0
+        cc = c[h0:h1].unsqueeze(-1)
+        Wb, sq = _key_vectors(p_om[h0:h1]) if p_om is not None else (None, None)
+        fast = (boundary == "reference" and dtype == torch.float32 and floor == 0.0
                 and bool((cc > _FAST_MIN_C).all()))
         # the Numba kernel also has a float32 smooth-boundary form on the κ-scaled product (S, not c_s S)
-        fast_smooth = nb is not None and boundary == "smooth" and om.dtype == torch.float32
+        fast_smooth = nb is not None and boundary == "smooth" and dtype == torch.float32
         kappa = a3[h0:h1] * _LOG2E
+        # t = q_i − q_j + μ (i − j) enters squared: on the κ-scaled paths q and μ carry √κ
+        scale = kappa.sqrt().view(-1, 1) if fast or fast_smooth else None
+        qs = q_om[h0:h1] if scale is None else q_om[h0:h1] * scale
+        ms = None if mu is None else (mu[h0:h1] if scale is None else mu[h0:h1] * scale[:, 0])
         p = dict(sq=sq, Wb=Wb, cc=cc, fast=fast, fast_smooth=fast_smooth, kappa=kappa, c_s=cc * kappa.sqrt(),
-                 eps_s=kappa.sqrt() * EPS)
+                 eps_s=kappa.sqrt() * EPS, qs=qs, ms=ms)
         if nb is not None:
             p.update(c_s_np=p["c_s"][..., 0].detach().numpy(), cc_np=cc[..., 0].detach().numpy(),
-                     eps_s_np=p["eps_s"].reshape(-1).detach().numpy(), alpha_np=alpha[h0:h1].detach().numpy())
+                     eps_s_np=p["eps_s"].reshape(-1).detach().numpy(), alpha_np=alpha[h0:h1].detach().numpy(),
+                     qs_np=qs.detach().numpy(), ms_np=ms.detach().numpy())
         return p
 
     def task(h0, h1, i0, i1, p):
-        om, v = omega[h0:h1], value[h0:h1]
-        sq, Wb, cc, fast, c_s = p["sq"], p["Wb"], p["cc"], p["fast"], p["c_s"]
-        # queries [ω, ‖ω‖², 1]: the product with the keys is 2ω_i·ω_j − ‖ω_i‖² − ‖ω_j‖² = −Δω²
-        Wa = torch.cat([om[:, i0:i1], sq[:, i0:i1], torch.ones_like(sq[:, i0:i1])], dim=-1)
-        if fast or p["fast_smooth"]:
-            Wa.mul_(p["kappa"])
+        v = value[h0:h1]
+        Wb, cc, fast, c_s, qs, ms = p["Wb"], p["cc"], p["fast"], p["c_s"], p["qs"], p["ms"]
+        Wa = None
+        if Wb is not None:
+            Wa = _query_vectors(p_om[h0:h1], p["sq"], i0, i1)
+            if fast or p["fast_smooth"]:
+                Wa.mul_(p["kappa"])
         acc = z = None
         for j0 in range(0, i1 if causal else N, bk):
             j1 = min(N, j0 + bk)
             if nb is not None:  # one fused Numba pass over the product tile, in a per-worker buffer
                 if z is None:
-                    z = torch.zeros(h1 - h0, i1 - i0, dtype=om.dtype)
+                    z = torch.zeros(h1 - h0, i1 - i0, dtype=dtype)
                     z_np = z.numpy()
                 shape = (h1 - h0, i1 - i0, j1 - j0)
-                S = _scratch(scratch, shape[0] * shape[1] * shape[2], om.dtype).view(shape)
-                torch.bmm(Wa, Wb[:, j0:j1].transpose(1, 2), out=S)
+                S = _scratch(scratch, shape[0] * shape[1] * shape[2], dtype).view(shape)
+                if Wa is not None:
+                    torch.bmm(Wa, Wb[:, j0:j1].transpose(1, 2), out=S)
+                else:  # SSA-1D: no product term
+                    S.zero_()
+                drift_args = (p["qs_np"][:, i0:i1], p["qs_np"][:, j0:j1], p["ms_np"])
                 if fast or p["fast_smooth"]:
                     nb.tile_fast_f32(S.numpy(), p["c_s_np"][:, i0:i1], p["eps_s_np"], z_np, i0, j0, causal,
-                                     p["fast_smooth"])
+                                     p["fast_smooth"], *drift_args)
                 else:
                     nb.tile_exact(S.numpy(), p["alpha_np"], p["cc_np"][:, i0:i1], floor, boundary == "smooth",
-                                  z_np, i0, j0, causal)
+                                  z_np, i0, j0, causal, *drift_args)
                 if acc is None:
                     acc = torch.bmm(S, v[:, j0:j1])
                 else:
                     acc.baddbmm_(S, v[:, j0:j1])
                 del S
                 continue
-            keep = _causal_keep(i0, i1, j0, j1, om.device) if causal else None
+            keep = _causal_keep(i0, i1, j0, j1, device) if causal else None
+            t = _drift_t(qs[:, i0:i1], qs[:, j0:j1], ms, i0, j0)
+            Wbj = None if Wb is None else Wb[:, j0:j1]
             if fast:
-                S = _tile_S_fast(Wa, Wb[:, j0:j1], c_s[:, i0:i1], p["eps_s"], keep)
+                S = _tile_S_fast(Wa, Wbj, t, c_s[:, i0:i1], p["eps_s"], keep)
             else:
-                S = _tile_S(Wa, Wb[:, j0:j1], a3[h0:h1], cc[:, i0:i1], floor, boundary, keep)
+                S = _tile_S(Wa, Wbj, t, a3[h0:h1], cc[:, i0:i1], floor, boundary, keep)
             zs, av = S.sum(dim=-1), torch.bmm(S, v[:, j0:j1])
             del S
             acc, z = (av, zs) if acc is None else (acc.add_(av), z.add_(zs))
@@ -270,7 +322,7 @@ def _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_el
         out[h0:h1, i0:i1] = acc.div_(z.unsqueeze(-1))
 
     tasks = [(ch, ib) for ch in chunks for ib in iblocks]
-    workers = min(torch.get_num_threads(), len(tasks)) if omega.device.type == "cpu" else 1
+    workers = min(torch.get_num_threads(), len(tasks)) if device.type == "cpu" else 1
     if workers <= 1:
         for h0, h1 in chunks:
             p = prepare(h0, h1)
@@ -317,12 +369,18 @@ def _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_el
     return out, Z
 
 
-def _tile_terms(om_i, om_j, alpha, c, floor, boundary, keep):
-    """Everything the backward needs for one tile (readable, not in place)."""
-    d2 = (om_i.pow(2).sum(-1, keepdim=True) + om_j.pow(2).sum(-1).unsqueeze(1)
-          - 2 * torch.bmm(om_i, om_j.transpose(1, 2)))
-    pos = d2 > 0
-    D = d2.clamp_min(0.0)
+def _tile_terms(p_i, p_j, t, alpha, c, floor, boundary, keep):
+    """Everything the backward needs for one tile (readable, not in place): p_i (h, bq, F), p_j (h, bk, F) or
+    both None (F = 1), t (h, bq, bk)."""
+    if p_i is None:
+        gp, ppos = None, None
+    else:
+        gp = (p_i.pow(2).sum(-1, keepdim=True) + p_j.pow(2).sum(-1).unsqueeze(1)
+              - 2 * torch.bmm(p_i, p_j.transpose(1, 2)))
+        ppos = gp > 0
+        gp = gp.clamp_min(0.0)
+    D = t.square() if gp is None else gp + t.square()
+    pos = D > 0
     J = torch.exp(-alpha * D)
     thr = c * J + EPS
     u = 1 - D / thr.pow(2)
@@ -339,31 +397,95 @@ def _tile_terms(om_i, om_j, alpha, c, floor, boundary, keep):
         up = torch.where(locked, u.clamp_min(0.0), 0.0)
         Sx = up / torch.sqrt(up + SMOOTH_FLOOR)
         dSdu = torch.where(locked & (u > 0), J * (up + 2 * SMOOTH_FLOOR) / (2 * (up + SMOOTH_FLOOR) ** 1.5), 0.0)
-    return D, pos, J, thr, J * Sx, dSdu
+    return D, pos, ppos, J, thr, J * Sx, dSdu
 
 
-def _backward(grad_out, omega, value, alpha, c, out, Z, causal, boundary, block_q, block_k, tile_elements):
-    BH, N, _ = omega.shape
-    floor = _ratio_floor(omega.dtype)
+def _numba_backward_chunk(nb, dOz, delta, p_om, q_om, mu, value, alpha, c, floor, causal, boundary, bk,
+                          g_p, g_q, g_value, g_c, g_scal):
+    """``run(chunk, blocks)``: the backward of one head chunk with the fused Numba tile
+    (:func:`oscsim.nn.ssa_tiled_numba.tile_backward`). Per tile, BLAS products give −‖p_i − p_j‖² and
+    (dO_i/Z_i)·V_j, one Numba pass turns them into S and ∂L/∂‖p_i − p_j‖² and adds the row, column and
+    per-head sums, and BLAS products add ∂V and ∂p. g_scal (BH, 2) receives (∂L/∂α, ∂L/∂μ) per head."""
+    N = q_om.shape[1]
+    dtype = q_om.dtype
+    smooth = boundary == "smooth"
+    mu = torch.zeros_like(q_om[:, 0]) if mu is None else mu
+    arr = {name: t.detach().numpy() for name, t in dict(alpha=alpha, c=c, delta=delta, q=q_om, mu=mu, g_c=g_c,
+                                                          g_q=g_q, g_scal=g_scal).items()}
+
+    def run(chunk, blocks):
+        h0, h1 = chunk
+        h = h1 - h0
+        Wb = sq = None
+        if p_om is not None:
+            Wb, sq = _key_vectors(p_om[h0:h1])
+        for i0, i1 in blocks:
+            dOz_i = dOz[h0:h1, i0:i1]
+            Wa = None if p_om is None else _query_vectors(p_om[h0:h1], sq, i0, i1)
+            gp_row = torch.zeros(h, i1 - i0, dtype=dtype)
+            for j0 in range(0, i1 if causal else N, bk):
+                j1 = min(N, j0 + bk)
+                if Wa is not None:
+                    P = torch.bmm(Wa, Wb[:, j0:j1].transpose(1, 2))
+                else:  # SSA-1D: no product term
+                    P = torch.zeros(h, i1 - i0, j1 - j0, dtype=dtype)
+                G = torch.bmm(dOz_i, value[h0:h1, j0:j1].transpose(1, 2))
+                gp_col = torch.zeros(h, j1 - j0, dtype=dtype)
+                nb.tile_backward(P.numpy(), G.numpy(), arr["alpha"][h0:h1], arr["c"][h0:h1, i0:i1],
+                                 arr["delta"][h0:h1, i0:i1], floor, smooth, arr["q"][h0:h1, i0:i1],
+                                 arr["q"][h0:h1, j0:j1], arr["mu"][h0:h1], i0, j0, causal,
+                                 arr["g_c"][h0:h1, i0:i1], arr["g_q"][h0:h1], gp_row.numpy(), gp_col.numpy(),
+                                 arr["g_scal"][h0:h1])
+                g_value[h0:h1, j0:j1].baddbmm_(P.transpose(1, 2), dOz_i)  # P now holds S
+                if Wa is not None:  # G now holds ∂L/∂‖p_i − p_j‖² =: g; ∂L/∂p_i = 2 Σ_j g_ij (p_i − p_j)
+                    p_i, p_j = p_om[h0:h1, i0:i1], p_om[h0:h1, j0:j1]
+                    g_p[h0:h1, i0:i1].baddbmm_(G, p_j, alpha=-2.0)
+                    g_p[h0:h1, j0:j1].baddbmm_(G.transpose(1, 2), p_i, alpha=-2.0).addcmul_(
+                        gp_col.unsqueeze(-1), p_j, value=2.0)
+            if Wa is not None:
+                g_p[h0:h1, i0:i1].addcmul_(gp_row.unsqueeze(-1), p_om[h0:h1, i0:i1], value=2.0)
+
+    return run
+
+
+def _backward(grad_out, p_om, q_om, mu, value, alpha, c, out, Z, causal, boundary, block_q, block_k,
+              tile_elements, kernel="auto"):
+    BH, N = q_om.shape
+    floor = _ratio_floor(q_om.dtype)
+    device = q_om.device
     a3 = alpha.view(BH, 1, 1)
-    g_omega = torch.zeros_like(omega)
+    g_p = None if p_om is None else torch.zeros_like(p_om)
+    g_q = torch.zeros_like(q_om)
+    g_mu = None if mu is None else torch.zeros_like(mu)
     g_value = torch.zeros_like(value)
     g_alpha = torch.zeros_like(alpha)
     g_c = torch.zeros_like(c)
     dOz = grad_out / Z.unsqueeze(-1)  # dO_i / Z_i
     delta = (grad_out * out).sum(-1) / Z  # dO_i·O_i / Z_i
     bk, chunks, iblocks = _plan(BH, N, block_q, block_k, tile_elements)
+    nb = _numba_kernels() if _use_numba(kernel, q_om) else None
+    if nb is not None:
+        g_scal = torch.zeros(BH, 2, dtype=q_om.dtype)
+        _run_chunks(_numba_backward_chunk(nb, dOz, delta, p_om, q_om, mu, value, alpha, c, floor, causal, boundary,
+                                          bk, g_p, g_q, g_value, g_c, g_scal), chunks, iblocks)
+        g_alpha += g_scal[:, 0]
+        if g_mu is not None:
+            g_mu += g_scal[:, 1]
+        return g_p, g_q, g_mu, g_value, g_alpha, g_c
 
     def run(chunk, blocks):
         h0, h1 = chunk
         al = a3[h0:h1]
+        q, m = q_om[h0:h1], None if mu is None else mu[h0:h1]
         for i0, i1 in blocks:
-            om_i, ci, dOz_i = omega[h0:h1, i0:i1], c[h0:h1, i0:i1, None], dOz[h0:h1, i0:i1]
+            ci, dOz_i = c[h0:h1, i0:i1, None], dOz[h0:h1, i0:i1]
+            p_i = None if p_om is None else p_om[h0:h1, i0:i1]
             for j0 in range(0, i1 if causal else N, bk):
                 j1 = min(N, j0 + bk)
-                keep = _causal_keep(i0, i1, j0, j1, omega.device) if causal else None
-                om_j = omega[h0:h1, j0:j1]
-                D, pos, J, thr, S, dSdu = _tile_terms(om_i, om_j, al, ci, floor, boundary, keep)
+                keep = _causal_keep(i0, i1, j0, j1, device) if causal else None
+                p_j = None if p_om is None else p_om[h0:h1, j0:j1]
+                t = _drift_t(q[:, i0:i1], q[:, j0:j1], m, i0, j0)
+                D, pos, ppos, J, thr, S, dSdu = _tile_terms(p_i, p_j, t, al, ci, floor, boundary, keep)
                 G = torch.bmm(dOz_i, value[h0:h1, j0:j1].transpose(1, 2)) - delta[h0:h1, i0:i1, None]
                 g_value[h0:h1, j0:j1] += torch.bmm(S.transpose(1, 2), dOz_i)
                 gu = G * dSdu
@@ -372,25 +494,35 @@ def _backward(grad_out, omega, value, alpha, c, out, Z, causal, boundary, block_
                 gD = torch.where(pos, -al * beta - gu / thr.pow(2), 0.0)
                 g_alpha[h0:h1] -= (D * beta).sum(dim=(1, 2))
                 g_c[h0:h1, i0:i1] += gamma.sum(-1)
-                g_omega[h0:h1, i0:i1] += 2 * (gD.sum(-1, keepdim=True) * om_i - torch.bmm(gD, om_j))
-                g_omega[h0:h1, j0:j1] += 2 * (gD.sum(1).unsqueeze(-1) * om_j - torch.bmm(gD.transpose(1, 2), om_i))
+                g_t = 2 * gD * t  # ∂L/∂t
+                g_q[h0:h1, i0:i1] += g_t.sum(-1)
+                g_q[h0:h1, j0:j1] -= g_t.sum(1)
+                if m is not None:
+                    ij = (torch.arange(i0, i1, device=device, dtype=t.dtype).unsqueeze(-1)
+                          - torch.arange(j0, j1, device=device, dtype=t.dtype))
+                    g_mu[h0:h1] += (g_t * ij).sum(dim=(1, 2))
+                if p_i is not None:
+                    gP = torch.where(ppos, gD, 0.0)
+                    g_p[h0:h1, i0:i1] += 2 * (gP.sum(-1, keepdim=True) * p_i - torch.bmm(gP, p_j))
+                    g_p[h0:h1, j0:j1] += 2 * (gP.sum(1).unsqueeze(-1) * p_j - torch.bmm(gP.transpose(1, 2), p_i))
 
     _run_chunks(run, chunks, iblocks)
-    return g_omega, g_value, g_alpha, g_c
+    return g_p, g_q, g_mu, g_value, g_alpha, g_c
 
 
 class _SSATiled(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel):
-        out, Z = _forward(omega, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel)
-        ctx.save_for_backward(omega, value, alpha, c, out, Z)
-        ctx.cfg = (causal, boundary, block_q, block_k, tile_elements)
+    def forward(ctx, p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel):
+        out, Z = _forward(p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k, tile_elements,
+                          kernel)
+        ctx.save_for_backward(p_om, q_om, mu, value, alpha, c, out, Z)
+        ctx.cfg = (causal, boundary, block_q, block_k, tile_elements, kernel)
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
-        omega, value, alpha, c, out, Z = ctx.saved_tensors
-        g = _backward(grad_out.contiguous(), omega, value, alpha, c, out, Z, *ctx.cfg)
+        p_om, q_om, mu, value, alpha, c, out, Z = ctx.saved_tensors
+        g = _backward(grad_out.contiguous(), p_om, q_om, mu, value, alpha, c, out, Z, *ctx.cfg)
         return (*g, None, None, None, None, None, None)
 
 
@@ -406,6 +538,7 @@ def ssa_tiled(
     block_k: int | None = None,
     tile_elements: int = TILE_ELEMENTS,
     kernel: str = "auto",
+    drift: Tensor | None = None,
 ) -> Tensor:
     """Tiled SSA output Σ_j S_ij V_j / (Σ_j S_ij + 1e-8) with a recomputing backward.
 
@@ -429,10 +562,12 @@ def ssa_tiled(
     tile_elements : int
         Target elements per tile; whole heads are batched into one tile while they fit.
     kernel : {"auto", "numba", "torch"}
-        Forward tile computation. "numba": one fused Numba pass per tile between the two BLAS products
-        (:mod:`oscsim.nn.ssa_tiled_numba`; CPU float32/float64). "torch": the plain-PyTorch tile (any
-        device; the reference). "auto": "numba" on the CPU when Numba imports, else "torch". The backward
-        is the same for both.
+        Tile computation, forward and backward. "numba": one fused Numba pass per tile between BLAS
+        products (:mod:`oscsim.nn.ssa_tiled_numba`; CPU float32/float64). "torch": the plain-PyTorch tile
+        (any device; the reference). "auto": "numba" on the CPU when Numba imports, else "torch".
+    drift : Tensor, (H,), optional
+        Positional frequency offset per head, token i's frequencies being ω_i + λ_h i (see
+        :func:`oscsim.nn.ssa_functional.mismatch_sq`).
 
     Returns
     -------
@@ -445,8 +580,9 @@ def ssa_tiled(
     check_boundary(boundary)
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}")
-    om, val, al, cc = flatten_heads(omega, value, alpha, c)
-    kernel = "numba" if _use_numba(kernel, om) else "torch"
+    check_drift(drift, omega.shape[1])
+    p_om, q_om, mu, val, al, cc = flatten_heads(omega, value, alpha, c, drift)
+    kernel = "numba" if _use_numba(kernel, q_om) else "torch"
     if block_q is None:
         block_q = _NUMBA_BLOCK_Q if kernel == "numba" else _DEFAULT_BLOCK_Q
     if block_k is None:
@@ -454,5 +590,5 @@ def ssa_tiled(
     for name, v in (("block_q", block_q), ("block_k", block_k), ("tile_elements", tile_elements)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive int; got {v!r}")
-    out = _SSATiled.apply(om, val, al, cc, causal, boundary, block_q, block_k, tile_elements, kernel)
+    out = _SSATiled.apply(p_om, q_om, mu, val, al, cc, causal, boundary, block_q, block_k, tile_elements, kernel)
     return out.view(value.shape).to(value.dtype)
