@@ -20,12 +20,12 @@ def test_run_benchmark_keys_and_ratio():
 
 
 def test_cli_json_and_bad_arguments(capsys):
-    assert main(["bench", "train", "--json", "--models", "ssa1d", "--sizes", "tiny", "--batch", "1", "--steps", "1",
+    assert main(["bench", "train", "--json", "--models", "ssa1d,ssa", "--sizes", "tiny", "--batch", "1", "--steps", "1",
                  "--rounds", "1"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert set(res["results"]["tiny"]) == {"ssa1d"} and "kuramoto_vs_transformer_time_per_token" not in res
+    assert set(res["results"]["tiny"]) == {"ssa1d", "ssa"} and "kuramoto_vs_transformer_time_per_token" not in res
     with pytest.raises(SystemExit):
         main(["bench", "train", "--models", "lstm"])
-    assert "choose from kuramoto, ssa1d, transformer" in capsys.readouterr().err
+    assert "choose from kuramoto, ssa, ssa1d, transformer" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["bench", "train", "--batch", "0"])
