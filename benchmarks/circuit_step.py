@@ -12,7 +12,10 @@ import math
 
 import numpy as np
 
-import mapping.circuit_chip as cc
+import hw_models.coupled_rings as cc
+import hw_models.coupled_rings.head as cc_head
+import hw_models.coupled_rings.network as cc_net
+import hw_models.coupled_rings.readout as cc_readout
 
 
 def main():
@@ -30,17 +33,17 @@ def main():
     eps = 1e-4 * rng.standard_normal((G, T))
 
     def run(spp, stochastic):
-        cc._reference_offset.cache_clear()
+        cc_net.reference_offset.cache_clear()
         head = cc.build_head(dev, th, C, steps_per_period=spp, stochastic=stochastic, mismatch=mm,
                              freq_residual_rel=eps)
         return cc.simulate_heads(head, settle_cycles=4)["dtheta"]
 
-    factor = cc.READ_STEP_FACTOR
-    cc.READ_STEP_FACTOR = 1
+    factor = cc_readout.READ_STEP_FACTOR
+    cc_readout.READ_STEP_FACTOR = 1
     ref = run(400, False)
     drift = 2 * math.pi * eps * 4
     for fac in (1, factor):
-        cc.READ_STEP_FACTOR = fac
+        cc_readout.READ_STEP_FACTOR = fac
         for name, stoch, spp in (("RK4", False, 100), ("RK4", False, 50), ("stochastic Heun", True, 100),
                                  ("stochastic Heun", True, 50)):
             d = run(spp, stoch)
@@ -49,15 +52,15 @@ def main():
     heun = engine.StochasticHeun
     try:  # SRA1 in place of stochastic Heun (the engine's strong-order-1.5 additive-noise method)
         engine.StochasticHeun = engine.SRA1
-        cc._numerical_cycle.cache_clear()
+        cc_head.numerical_cycle.cache_clear()
         for spp in (100, 50):
             d = run(spp, True)
             print(f"SRA1 T/{spp}, readout T/{spp // factor}: "
                   f"{100 * np.linalg.norm(d - ref) / np.linalg.norm(ref - drift):.3f} %")
     finally:
         engine.StochasticHeun = heun
-        cc._numerical_cycle.cache_clear()
-        cc.READ_STEP_FACTOR = factor
+        cc_head.numerical_cycle.cache_clear()
+        cc_readout.READ_STEP_FACTOR = factor
 
 
 if __name__ == "__main__":

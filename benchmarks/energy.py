@@ -17,7 +17,7 @@ import json
 
 def rows(ckpt: str, devices: list[str]) -> list[dict]:
     from mapping import ChipConfig, compile
-    from mapping.compiler import load_model
+    from mapping.model_io import load_model
     from mapping.energy import energy_report
 
     model, _ = load_model(ckpt)

@@ -31,10 +31,10 @@ def main(argv=None) -> int:
     p.add_argument("--plot", default=None)
     p.add_argument("--resume", action="store_true", help="keep the (model, scale) results already in --out")
     args = p.parse_args(argv)
-    from mapping.cli import _validation_tokens
-    from mapping.compiler import compile as compile_chip
+    from mapping.cli.common import validation_tokens as _validation_tokens
+    from mapping import compile as compile_chip
     from mapping.config import load_config
-    from mapping.inference import run
+    from mapping.simulation.inference import run
 
     base = load_config(args.config)
     out = {"config": args.config, "tokens": args.tokens, "results": {}}

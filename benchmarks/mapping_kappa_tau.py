@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     from mapping import ChipConfig, compile, load_config, load_model, run
-    from mapping.cli import _validation_tokens
+    from mapping.cli.common import validation_tokens as _validation_tokens
 
     model, _ = load_model(args.checkpoint)
     base = load_config(args.config) if args.config else ChipConfig()

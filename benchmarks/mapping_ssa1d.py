@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     from mapping import ChipConfig, adler_cells, compile, load_model, run, ssa_closed_form
-    from mapping.cli import _validation_tokens
+    from mapping.cli.common import validation_tokens as _validation_tokens
     from mapping.config import SSAConfig
 
     model, _ = load_model(args.checkpoint)

@@ -24,8 +24,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-MODULES = ("mapping.compiler", "mapping.kuramoto_chip", "mapping.ssa_chip", "mapping.quantise", "mapping.readout",
-           "hw_models.ring", "hw_models.ring_macro", "hw_models.stno", "hw_models.noise", "hw_models.mismatch")
+MODULES = ("mapping.compiler.build", "mapping.compiler.layers", "mapping.compiler.mismatch",
+           "mapping.compiler.resources", "mapping.backends.phase", "mapping.backends.ssa_pairwise",
+           "mapping.backends.ssa_collective", "mapping.periphery.quantise", "mapping.periphery.programming",
+           "mapping.periphery.readout", "hw_models.ring", "hw_models.ring_macro", "hw_models.stno",
+           "hw_models.noise", "hw_models.mismatch")
 
 _MUTMUT = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"
 
@@ -82,7 +85,7 @@ def score(module: str, names: list[str]) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--modules", default=",".join(MODULES), help="comma-separated modules (default: all ten)")
+    ap.add_argument("--modules", default=",".join(MODULES), help="comma-separated modules (default: all of MODULES)")
     ap.add_argument("--sample", type=int, default=20, help="mutants drawn per module; 0: all (default 20)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
     ap.add_argument("--no-generate", action="store_true", help="reuse mutants/ as it is")

@@ -20,8 +20,8 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(1)
     from mapping import ChipConfig, compile, run
-    from mapping.cli import _validation_tokens
-    from mapping.compiler import load_model
+    from mapping.cli.common import validation_tokens as _validation_tokens
+    from mapping.model_io import load_model
 
     model, _ = load_model("kuramoto-tiny")
     x, y = _validation_tokens(model.config.to_dict(), args.tokens)

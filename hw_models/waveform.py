@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["crossing_times", "frequency_amplitude", "locked"]
+__all__ = ["crossing_times", "frequency_amplitude", "locked", "wrap"]
+
+
+def wrap(x):
+    """Wrap angles to (−π, π] (the one definition: chip readout, periphery and circuit networks use it)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.pi - np.mod(np.pi - x, 2 * np.pi)
 
 
 def crossing_times(t, v, level: float, rising: bool = True) -> np.ndarray:

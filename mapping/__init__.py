@@ -6,32 +6,51 @@ Public API::
     chip = compile("kuramoto-tiny", load_config("examples/chip.toml"))
     result = run(chip, tokens, seed=0)          # logits, per-layer fidelity, tokens/s
     energy_report(chip)                          # chip vs GPU energy per token, with sources
+
+Rooms (docs/architecture.md): :mod:`mapping.compiler` (model + config -> :class:`Chip`),
+:mod:`mapping.backends` (how each layer runs, one class per way, behind a registry), :mod:`mapping.periphery`
+(quantisers, coupling programming, readout, injection, drift), :mod:`mapping.energy` (constants, op counts,
+chip terms, GPU bounds, report, area), :mod:`mapping.simulation` (run, compare, ladder, report),
+:mod:`mapping.sweep`, :mod:`mapping.cli`. Names load on first access, so that ``oscsim --help`` and the
+subcommands' parsers import nothing heavy.
 """
 
-from . import units
-from .chip import FORMAT, Chip, LayerMap, save_chip
-from .chip_io import load_chip
-from .compare import compare_layer
-from .compiler import attach_model, compile, load_model, model_fingerprint
-from .area import chip_area
-from .config import ChipConfig, CouplingConfig, EnergyConfig, ReadoutConfig, SSAConfig, load_config
-from .devices import ChipDevice, chip_device
-from .energy import (GPUS, attention_cost, chip_energy_per_token, energy_report, gpu_energy_per_token,
-                     measure_gpu_energy, model_cost)
-from .fidelity import (bits_per_character, cosine_similarity, locked_agreement, order_parameter, phase_error,
-                       relative_error)
-from .inference import ChipRun, run
-from .kuramoto_chip import closed_form_increment, kuramoto_chip_step
-from .quantise import Quantiser
-from .readout import PhaseReadout
-from .ssa_chip import adler_cells, adler_window_error_bound, ssa1d_collective, ssa_closed_form
+from __future__ import annotations
 
-__all__ = [
-    "FORMAT", "Chip", "ChipConfig", "ChipRun", "CouplingConfig", "ChipDevice", "EnergyConfig", "GPUS", "LayerMap",
-    "PhaseReadout", "Quantiser", "ReadoutConfig", "SSAConfig",
-    "adler_cells", "adler_window_error_bound", "attach_model", "attention_cost", "bits_per_character",
-    "chip_area", "chip_energy_per_token", "closed_form_increment", "compare_layer", "compile", "cosine_similarity",
-    "chip_device", "energy_report", "gpu_energy_per_token", "kuramoto_chip_step", "load_chip", "load_config",
-    "load_model", "locked_agreement", "measure_gpu_energy", "model_cost", "model_fingerprint", "order_parameter", "phase_error",
-    "relative_error", "run", "save_chip", "ssa1d_collective", "ssa_closed_form", "units",
-]
+import importlib
+
+_EXPORTS = {
+    "units": None,
+    "FORMAT": "chip", "Chip": "chip", "LayerMap": "chip", "save_chip": "chip",
+    "load_chip": "chip_io",
+    "compile": "compiler.build", "ChipDevice": "compiler.device", "chip_device": "compiler.device",
+    "attach_model": "model_io", "load_model": "model_io", "model_fingerprint": "model_io",
+    "ChipConfig": "config", "CouplingConfig": "config", "EnergyConfig": "config", "ReadoutConfig": "config",
+    "SSAConfig": "config", "load_config": "config",
+    "GPUS": "energy", "attention_cost": "energy", "chip_energy_per_token": "energy", "energy_report": "energy",
+    "gpu_energy_per_token": "energy", "measure_gpu_energy": "energy", "model_cost": "energy",
+    "chip_area": "energy",
+    "bits_per_character": "fidelity", "cosine_similarity": "fidelity", "locked_agreement": "fidelity",
+    "order_parameter": "fidelity", "phase_error": "fidelity", "relative_error": "fidelity",
+    "ChipRun": "simulation", "run": "simulation", "compare_layer": "simulation",
+    "SimulationReport": "simulation", "simulate_report": "simulation",
+    "closed_form_increment": "backends.kuramoto", "kuramoto_chip_step": "backends.phase",
+    "Quantiser": "periphery.quantise", "PhaseReadout": "periphery.readout",
+    "adler_cells": "backends.ssa_pairwise", "ssa1d_collective": "backends.ssa_collective",
+    "adler_window_error_bound": "backends.ssa", "ssa_closed_form": "backends.ssa",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        mod = _EXPORTS[name]
+        if mod is None:
+            return importlib.import_module(f"{__name__}.{name}")
+        return getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

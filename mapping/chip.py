@@ -1,6 +1,6 @@
 """The compiled chip: per-layer oscillator arrays, programming rules, mismatch draw, resources; versioned JSON.
 
-JSON layout (``format: "oscsim-chip/1"``)::
+JSON layout (``format: "oscsim-chip/3"``)::
 
     {"format", "kind", "config", "device", "model": {name, checkpoint, config, fingerprint},
      "timebase": {...}, "static_digital": [{"name", "shape"}], "resources": {...}, "coupling_rule": {...},
@@ -26,17 +26,21 @@ from typing import Any
 
 import numpy as np
 
+from .compiler.device import ChipDevice
 from .config import ChipConfig, config_to_dict
-from .devices import ChipDevice
-from .quantise import Quantiser
+from .periphery.quantise import Quantiser
 
 __all__ = ["FORMAT", "Chip", "LayerMap", "save_chip", "coupler_spread_draw"]
 
-FORMAT = "oscsim-chip/2"
+FORMAT = "oscsim-chip/3"
 """Version 2: ``device`` is the hw_models device (level, kind, preset, params), per-oscillator ``diffusion_rel``
-and ``power_w`` from the mismatch draw, and the coupler in ``coupling_rule``."""
+and ``power_w`` from the mismatch draw, and the coupler in ``coupling_rule``. Version 3: ``resources`` is the one
+resource count of :mod:`mapping.compiler.resources` (``phase_detectors`` added; ``readout_channels`` two per
+detector, as the area and energy models count them)."""
 KINDS = ("kuramoto", "ssa")
 LAYER_KINDS = ("kuramoto", "ssa-pairwise", "ssa1d-collective")
+CHIP_LAYER_KINDS = {"kuramoto": ("kuramoto",), "ssa": ("ssa-pairwise", "ssa1d-collective")}
+"""Chip kind -> the layer kinds a chip of that kind holds."""
 
 
 def coupler_spread_draw(seed: list[int], shape: tuple, rel_std: float) -> np.ndarray:
@@ -277,7 +281,7 @@ class Chip:
         """(M, 2) effective coupling-function harmonics programmed on the chip (a₁ = 1)."""
         if self.coupling_rule:
             return np.asarray(self.coupling_rule["harmonics"], dtype=float)
-        return self.device.harmonics_array()
+        return self.device.harmonics()
 
     def to_json(self) -> dict:
         return {
@@ -295,28 +299,24 @@ class Chip:
         return path
 
     def summary(self) -> str:
+        """A few lines: kind, device, window, resources, and what the backend and the realism settings say."""
+        from .backends import describe_chip
+
         r = self.resources
-        # kappa*tau_s is the Kuramoto settle window; SSA chips are set by their settle/averaging windows
-        window = (f"kappa*tau_s = {self.timebase['kappa_tau']:.3g} rad" if self.kind == "kuramoto" else
-                  f"{self.config.ssa.mode} SSA, averaging {self.config.ssa.averaging_cycles:g} cycles")
+        d = describe_chip(self)
         s = (f"{self.kind} chip on {self.device.name} (f0 = {self.device.f0_hz / 1e9:.3g} GHz, "
-             f"{window}): {len(self.layers)} layers, "
+             f"{d.window}): {len(self.layers)} layers, "
              f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
              f"{r['readout_channels']:,} readout channels")
-        if isinstance(self.timebase.get("stno"), dict):  # device realism (mapping.stno_chip)
-            from .stno_chip import regime_summary
-
-            s += "\n" + regime_summary(self.timebase["stno"])
+        if d.regime:  # the device model's regime (e.g. spin-torque phase or amplitude model)
+            s += "\n" + d.regime
         pvt = self.timebase.get("pvt")
-        if isinstance(pvt, dict) and pvt.get("drift_rel"):  # trimmed at T_cal, run at T (mapping.drift)
+        if isinstance(pvt, dict) and pvt.get("drift_rel"):  # trimmed at T_cal, run at T (mapping.periphery.drift)
             kap = self.timebase["kappa_rad_per_cycle"] / (2 * math.pi)
             s += (f"\ntrimmed at {pvt['calibration_temperature_k']:g} K, run at {self.config.temperature_k:g} K: "
                   f"common-mode drift {pvt['drift_rel']:+.3g} of f0 = {pvt['drift_rel'] / kap:+.3g} x the coupling "
                   f"kappa (fixed reference clock)")
-        if self.config.device == "ring-circuit":  # circuit-level realism switches (mapping.circuit_chip)
-            from .circuit_chip import circuit_summary
-
-            s += circuit_summary(self.config)
+        s += d.realism  # circuit-level realism switches
         inj = self.injection_write_error()
         if inj is not None:
             s += "\n" + inj["message"]
@@ -325,49 +325,45 @@ class Chip:
             s += "\n" + v["message"]
         return s
 
+    @property
+    def settle_window_rad(self) -> float | None:
+        """κτ_s [rad] of a Kuramoto chip's settle window; None for SSA chips (set by their settle and averaging
+        windows, ``config.ssa``)."""
+        from .backends import backend_for
+
+        return backend_for(self, 0).describe(self).settle_window_rad
+
     def injection_write_error(self) -> dict | None:
         """Predicted phase-write error of ``[injection] mode = "injected"`` (None in ``ideal`` mode).
 
         Adler's transient for the chips' uniform start phases, the locked offset of the RMS trim residual over
         all layers and the phase-noise floor, against the settle window's own diffusion and trim drift
-        (:func:`mapping.injection.write_error_report`).
+        (:func:`mapping.periphery.injection.write_error_report`).
         """
-        if self.config.injection.mode != "injected":
+        if not self.config.injection.injected:
             return None
         from . import units
-        from .injection import write_error_report
+        from .periphery.injection import write_error_report
 
         fr = np.concatenate([np.ravel(units.relative_frequency_to_rad_per_cycle(lm.freq_residual_rel))
                              for lm in self.layers])
         return write_error_report(self.config.injection, detuning_rms=float(np.sqrt(np.mean(fr**2))) if fr.size
                                   else 0.0, sigma=float(self.timebase["sigma_rad_per_sqrt_cycle"]),
                                   settle_cycles=float(self.timebase["settle_cycles"]),
-                                  kappa_tau=self.timebase["kappa_tau"] if self.kind == "kuramoto" else None)
+                                  kappa_tau=self.settle_window_rad)
 
     def macromodel_validity(self, *, warn: bool = True, stacklevel: int = 2) -> dict | None:
         """Is this ring chip's operating point inside the measured validity map of the phase macromodel?
 
-        Operating point: κ/f₀ = coupling.fraction × the largest |receive gain| (``coupling.gain_range``; a
-        softmax row sums to 1) and fan-in = T − 1 (the last row's inputs, T = max tokens) for Kuramoto chips, checked against the increment
-        map; κ/f₀ = coupling.fraction and fan-in 1 for SSA chips, against the two-ring locking map. Warns
-        :class:`hw_models.validity.MacromodelValidityWarning` when outside. None for non-ring devices; a
+        The backend of the chip's layers answers (:meth:`mapping.backends.LayerBackend.macromodel_validity`):
+        Kuramoto chips are checked against the increment map (κ/f₀ = coupling.fraction × the largest |receive
+        gain|, fan-in T − 1), SSA chips against the two-ring locking map (κ/f₀ = coupling.fraction, fan-in 1).
+        Warns :class:`hw_models.validity.MacromodelValidityWarning` when outside. None for non-ring devices; a
         ``ring-circuit`` chip integrates node voltages and reports that the map does not apply.
         """
-        if not self.device.is_ring:
-            return None
-        if self.config.device == "ring-circuit":  # the layer integrates node voltages (mapping.circuit_chip)
-            return {"inside": None, "metric": None, "message": "circuit-level chip: node voltages are integrated, "
-                    "the macromodel's validity map does not apply"}
-        from hw_models.validity import check_operating_point
+        from .backends import backend_for
 
-        cfg = self.config
-        if self.kind == "kuramoto":
-            # the last token's row has T − 1 inputs (no self-coupler)
-            k, fan, metric = (cfg.coupling.fraction * cfg.coupling.gain_range, max(self.layers[0].max_tokens - 1, 1),
-                              "increment")
-        else:
-            k, fan, metric = cfg.coupling.fraction, 1, "locking"
-        return check_operating_point(k, fan, metric, warn=warn, stacklevel=stacklevel + 1)
+        return backend_for(self, 0).macromodel_validity(self, warn=warn, stacklevel=stacklevel + 1)
 
 
 class _named:

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .chip import FORMAT, KINDS, Chip, LayerMap, _named
-from .compiler import compile as compile_chip
+from .chip import CHIP_LAYER_KINDS, FORMAT, KINDS, Chip, LayerMap, _named
+from .compiler.build import compile as compile_chip
+from .compiler.coupling_rule import coupling_rule
+from .compiler.device import chip_device_from_dict
 from .config import config_from_dict
-from .devices import chip_device_from_dict, coupling_rule
 from .model_io import attach_model
 
 __all__ = ["load_chip", "chip_from_json"]
@@ -85,8 +86,8 @@ def chip_from_json(d: dict, model=None) -> Chip:
         config = config_from_dict(d["config"])
     with _named("device"):
         device = chip_device_from_dict(d["device"])
-    if device.level != config.device:
-        raise ValueError(f"device.level {device.level!r} differs from config.device {config.device!r}")
+    if device.name != config.device:
+        raise ValueError(f"device.level {device.name!r} differs from config.device {config.device!r}")
     if not isinstance(d["layers"], list) or not d["layers"]:
         raise ValueError("layers must be a non-empty list")
     layers = []
@@ -96,7 +97,7 @@ def chip_from_json(d: dict, model=None) -> Chip:
     for i, lm in enumerate(layers):
         if lm.index != i:
             raise ValueError(f"layers[{i}].index is {lm.index}, expected {i}")
-        if (d["kind"] == "kuramoto") != (lm.kind == "kuramoto"):
+        if lm.kind not in CHIP_LAYER_KINDS[d["kind"]]:
             raise ValueError(f"layers[{i}].kind {lm.kind!r} does not fit a {d['kind']!r} chip")
     info = d["model"]
     if not isinstance(info, dict) or not {"name", "checkpoint", "config", "fingerprint"} <= set(info):

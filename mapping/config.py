@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import units
-from .injection import InjectionConfig
+from .periphery.injection import InjectionConfig
 
 __all__ = [
     "DEVICES",
@@ -31,9 +31,11 @@ __all__ = [
 ]
 
 #: Device presets a chip can be built from. ``ring-circuit`` runs every Kuramoto layer as node-voltage SDEs of
-#: its rings and transconductance couplers (:mod:`mapping.circuit_chip`; SSA is refused on it);
+#: its rings and transconductance couplers (:mod:`mapping.backends.circuit`; SSA is refused on it);
 #: ``ring-macromodel`` the phase macromodel of the same rings; ``ideal`` is a pure Kuramoto phase oscillator.
 DEVICES = ("ideal", "ring-macromodel", "ring-circuit", "spin-torque")
+NODE_NOISE_DEVICES = ("ring-circuit",)
+"""Devices simulated at node level, where a flicker (1/f) current process exists (``flicker = true``)."""
 RESPONSES = ("cosine", "triangular")
 SSA_MODES = ("pairwise", "collective")
 NORM_REFERENCES = ("chip", "closed-form")
@@ -156,7 +158,7 @@ class ReadoutConfig:
         Samples of the trajectory per cycle that the detector averages (1–1024).
     bandwidth_fraction : float or "none"
         First-order detector bandwidth as a fraction of f₀, (0, 0.5] (assumed 0.25: the mixer's 2 f₀
-        product is filtered); "none": an ideal detector with no filter. See :mod:`mapping.readout`.
+        product is filtered); "none": an ideal detector with no filter. See :mod:`mapping.periphery.readout`.
     """
 
     response: str = "cosine"
@@ -286,20 +288,20 @@ class ChipConfig:
         tanh bound.
     calibration_temperature_k : float or None
         Temperature [K] at which the frequency trim was set; the run at ``temperature_k`` adds the drift
-        f₀(T)/f₀(T_cal) − 1 to every oscillator's residual (:mod:`mapping.drift`). None: trimmed at
+        f₀(T)/f₀(T_cal) − 1 to every oscillator's residual (:mod:`mapping.periphery.drift`). None: trimmed at
         ``temperature_k``.
     stno_model : {'auto', 'phase', 'amplitude'}
         Spin-torque chips: ``phase`` the phase macromodel, ``amplitude`` the complex-amplitude network
         (Kuramoto chips), ``auto`` the phase model only where its reduction is valid (settle window of several
-        1/Γ_p, coupling ≪ Γ_p; :mod:`mapping.stno_chip`). Ignored by other devices.
+        1/Γ_p, coupling ≪ Γ_p; :mod:`mapping.backends.stno`). Ignored by other devices.
     flicker : bool
         1/f drain-current noise at every ring node in the circuit model (``ring-circuit`` only, with ``noise``):
         the OU bank of :func:`hw_models.cmos_65nm_flicker` (1 MHz corner, assumed; band 1 kHz–100 MHz, 11
-        processes per node) integrated with the node SDEs (:mod:`mapping.circuit_chip`). Default false, as the
+        processes per node) integrated with the node SDEs (:mod:`mapping.backends.circuit`). Default false, as the
         macromodel chips, which have no flicker process.
     coupling, readout, ssa, energy : CouplingConfig, ReadoutConfig, SSAConfig, EnergyConfig
     injection : InjectionConfig
-        How token phases are written (:mod:`mapping.injection`): ``ideal`` or Adler injection locking.
+        How token phases are written (:mod:`mapping.periphery.injection`): ``ideal`` or Adler injection locking.
     """
 
     device: str = "ring-macromodel"
@@ -341,7 +343,7 @@ class ChipConfig:
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
         _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))
-        if self.flicker and self.device != "ring-circuit":
+        if self.flicker and self.device not in NODE_NOISE_DEVICES:
             raise ValueError(f"flicker = true is simulated at circuit level only (device = 'ring-circuit'); the "
                              f"{self.device!r} chip has no flicker process (set flicker = false)")
         if isinstance(self.calibration_temperature_k, str) and self.calibration_temperature_k.lower() == "none":

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .readout import wrap
+from hw_models.waveform import wrap
 
 __all__ = ["relative_error", "cosine_similarity", "phase_error", "locked_agreement", "order_parameter",
            "bits_per_character", "per_head", "LayerFidelity"]

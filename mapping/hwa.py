@@ -1,6 +1,6 @@
 """Hardware-aware training: a differentiable surrogate of the Kuramoto chip step (DESIGN §5.6).
 
-The chip (:func:`mapping.kuramoto_chip.kuramoto_chip_step`) estimates v ⊙ a per (sequence, head, coordinate)
+The chip (:mod:`mapping.backends.phase`) estimates v ⊙ a per (sequence, head, coordinate)
 by letting T oscillators settle for τ_s cycles and reading their phases. The surrogate replaces the ODE by
 its Taylor expansion in κτ_s and every error source by a random draw with the chip's distribution, in torch,
 so gradients flow to the model. Per token t and coordinate j (time in cycles, phases in rad):
@@ -19,7 +19,7 @@ with
   g_t Σ_u Q_A(A)_tu δ_tu sin(θ_u − θ_t) is Gaussian given A and θ and independent across (t, j) (each uses
   its own couplers), so it is drawn as one Gaussian of variance g_t² s² Σ_u Q_A(A)_tu² sin²(θ_u − θ_t);
 - e_t = 2π ε_t / κ: the residual frequency error after trimming, ε ~ N(0, σ_f²) trimmed exactly as the
-  compiler does (:func:`mapping.compiler._trim`);
+  compiler does (:func:`mapping.compiler.mismatch.trim`, its torch twin :func:`~mapping.compiler.mismatch.trim_residual_torch`);
 - ξ ~ N(0, 1): phase diffusion σ √τ_s of one oscillator over the window (its O(κτ_s) propagation through the
   couplings is neglected);
 - ε^r ~ N(0, σ_r² + Δ²/12): the readout's phase error, σ_r the detector channel noise after averaging and
@@ -54,8 +54,10 @@ import torch
 
 from . import units
 from .chip import Chip
+from .compiler.mismatch import trim_residual_torch
+from .periphery.quantise import Quantiser
 
-__all__ = ["SurrogateSpec", "ChipSurrogate", "surrogate_increment", "from_cli", "PERIPHERY"]
+__all__ = ["SurrogateSpec", "ChipSurrogate", "surrogate_increment", "from_cli", "is_periphery", "PERIPHERY"]
 
 #: Parameter-name prefixes/suffixes of the digital periphery of a Kuramoto model: the metric gates, the
 #: value (receive-gain) projection, the score temperature, and the readout. Chip-in-the-loop calibration
@@ -118,21 +120,24 @@ class SurrogateSpec:
     reference_bank: bool
     drift_factor: float = 1.0
     """(τ_s + t̄)/τ_s: a residual frequency keeps shifting the phase through the readout window (t̄ its weighted
-    mean time, :meth:`mapping.readout.PhaseReadout.error_model`)."""
+    mean time, :meth:`mapping.periphery.readout.PhaseReadout.error_model`)."""
 
     @classmethod
     def from_chip(cls, chip: Chip, *, readout_noise_scale: float = 1.0) -> "SurrogateSpec":
         """The surrogate of a compiled Kuramoto chip (``readout_noise_scale`` multiplies its detector noise)."""
-        if chip.kind != "kuramoto":
+        from .backends import backend_for
+        from .backends.kuramoto import KuramotoBackend
+
+        if not isinstance(backend_for(chip, 0), KuramotoBackend):
             raise ValueError(f"hardware-aware training needs a Kuramoto chip, got a {chip.kind!r} chip")
         if not (math.isfinite(readout_noise_scale) and readout_noise_scale >= 0):
             raise ValueError(f"readout_noise_scale must be finite and >= 0, got {readout_noise_scale!r}")
         cfg, tb, lm = chip.config, chip.timebase, chip.layers[0]
         r = cfg.readout
         noise = r.noise_rad * readout_noise_scale if cfg.noise else 0.0
-        # the readout chain linearised (mapping.readout.PhaseReadout.error_model): filter gain, the window's
+        # the readout chain linearised (mapping.periphery.readout.PhaseReadout.error_model): filter gain, the window's
         # diffusion and the drift of the residual frequency during the window
-        from .readout import PhaseReadout
+        from .periphery.readout import PhaseReadout
 
         em = PhaseReadout(noise_rad=noise, bits=r.bits, averaging_cycles=r.averaging_cycles,
                           samples_per_cycle=r.samples_per_cycle, bandwidth_fraction=r.bandwidth_fraction).error_model()
@@ -159,38 +164,12 @@ class SurrogateSpec:
         return {k: (list(map(list, v)) if k == "harmonics" else v) for k, v in self.__dict__.items()}
 
 
-def _ste(x: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """Straight-through: the value of ``q``, the gradient of ``x``."""
-    return x + (q - x).detach()
-
-
 def _quant_unsigned(x, bits, rng):
-    x = x.clamp(0.0, rng)
-    if bits is None:
-        return x
-    L = 2 ** bits - 1
-    return _ste(x, torch.round(x * (L / rng)) * (rng / L))
+    return Quantiser(bits=bits, range=rng, signed=False).straight_through(x)
 
 
 def _quant_signed(x, bits, rng):
-    x = x.clamp(-rng, rng)
-    if bits is None:
-        return x
-    if bits == 1:
-        return _ste(x, torch.where(x >= 0, torch.full_like(x, rng), torch.full_like(x, -rng)))
-    L = max(2 ** (bits - 1) - 1, 1)
-    return _ste(x, torch.round(x * (L / rng)) * (rng / L))
-
-
-def trim_residual(eps: torch.Tensor, sigma: float, bits: int | None) -> torch.Tensor:
-    """Residual relative frequency error after the trim DAC (same rule as :func:`mapping.compiler._trim`)."""
-    from .compiler import _TRIM_RANGE_SIGMA
-
-    if sigma == 0 or bits is None:
-        return eps
-    L = max(2 ** (bits - 1) - 1, 1)
-    step = _TRIM_RANGE_SIGMA * sigma / L
-    return eps - torch.clamp(torch.round(eps / step), -L, L) * step
+    return Quantiser(bits=bits, range=rng, signed=True).straight_through(x)
 
 
 def _heads(x, h):
@@ -280,7 +259,8 @@ def surrogate_increment(theta, A, v, spec: SurrogateSpec, gen: torch.Generator |
             fr = torch.as_tensor(np.asarray(freq_residual)[bank][:, :, :T], dtype=dt, device=dev)  # (h, kh, T)
             F = F + (units.TWO_PI * spec.drift_factor / spec.kappa_rad_per_cycle) * fr.permute(0, 2, 1)[None]
         elif spec.freq_spread_rel > 0:
-            eps = trim_residual(spec.freq_spread_rel * randn((1, h, T, kh)), spec.freq_spread_rel, spec.trim_bits)
+            eps = trim_residual_torch(spec.freq_spread_rel * randn((1, h, T, kh)), spec.freq_spread_rel,
+                                      spec.trim_bits)
             F = F + (units.TWO_PI * spec.drift_factor / spec.kappa_rad_per_cycle) * eps
         # coupler spread
         if coupler_gain is not None:
@@ -364,7 +344,7 @@ def from_cli(model, chip_toml: str, *, calibrate: bool = False, readout_noise_sc
 
     ``calibrate=True`` gives chip-in-the-loop calibration (the compiled chip's own mismatch draw, fixed).
     """
-    from .compiler import compile as compile_chip
+    from .compiler.build import compile as compile_chip
     from .config import ChipConfig, load_config
 
     cfg = ChipConfig() if chip_toml in (None, "", "default") else load_config(chip_toml)

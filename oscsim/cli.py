@@ -4,11 +4,17 @@ Subcommands are discovered as entry points (groups ``oscsim.commands`` and ``osc
 this package, the mathematics, never imports ``hw_models`` or ``mapping`` (imports go
 ``mapping -> hw_models -> oscsim``). Each entry point names a function ``register(subparsers)`` that adds
 one sub-parser and sets ``func``, a callable ``func(args) -> int`` returning the exit status.
+
+Only the subcommand being run is imported (:func:`build_parser` with ``argv``): the others are listed with the
+one-line ``help=`` their register function passes to ``add_parser``, read from its source without importing
+it (:func:`_static_summary`), so ``oscsim --help`` imports no plugin and ``oscsim simulate --help`` only the
+simulate command's module.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import math
 import re
 import sys
@@ -110,8 +116,54 @@ def _broken(name: str, exc: BaseException):
     return run
 
 
-def _register_all(subparsers: argparse._SubParsersAction, group: str) -> None:
-    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+def _static_summary(ep) -> str | None:
+    """The literal ``help=`` of the ``add_parser`` call in an entry point's register function, read from the
+    module's source without importing it (None when it is not a string literal or the source is not found)."""
+    import importlib.util
+
+    module, _, attr = ep.value.partition(":")
+    top, *rest = module.split(".")
+    try:  # find_spec of a top-level package does not import it; its submodules are located on its path
+        spec = importlib.util.find_spec(top)
+        if spec is None or spec.origin is None:
+            return None
+        from pathlib import Path
+
+        base = Path(spec.origin).parent
+        path = base.joinpath(*rest).with_suffix(".py") if rest else Path(spec.origin)
+        if not path.is_file():
+            path = base.joinpath(*rest, "__init__.py")
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError, ValueError, ImportError):
+        return None
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef) and fn.name == attr.strip():
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_parser":
+                    for kw in node.keywords:
+                        if kw.arg == "help" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                            return kw.value.value
+    return None
+
+
+def _chosen(argv, names) -> str | None:
+    """The subcommand named in ``argv`` (the first token that is not an option), if it is one of ``names``."""
+    for tok in argv:
+        if not tok.startswith("-"):
+            return tok if tok in names else None
+    return None
+
+
+def _register_all(subparsers: argparse._SubParsersAction, group: str, argv=None) -> None:
+    """Register the entry points of ``group``: all of them (``argv`` None), or only the one ``argv`` runs, the
+    others as stubs that carry their summary (so ``--help`` lists them and a typo is still refused)."""
+    eps = sorted(entry_points(group=group), key=lambda e: e.name)
+    chosen = None if argv is None else _chosen(argv, {ep.name for ep in eps})
+    for ep in eps:
+        if argv is not None and ep.name != chosen:
+            subparsers.add_parser(ep.name, help=_static_summary(ep) or f"run `oscsim {ep.name} --help`",
+                                  add_help=False)
+            continue
         try:
             register = ep.load()
             register(subparsers)
@@ -120,13 +172,22 @@ def _register_all(subparsers: argparse._SubParsersAction, group: str) -> None:
             p.set_defaults(func=_broken(ep.name, exc))
 
 
-def _bench(subparsers: argparse._SubParsersAction) -> None:
+def _bench(subparsers: argparse._SubParsersAction, argv=None) -> None:
     p = subparsers.add_parser("bench", help="benchmarks that run the competitors in the same process")
     sub = p.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
-    _register_all(sub, BENCHMARKS_GROUP)
+    if argv is not None and _chosen(argv, {"bench"}) != "bench":
+        return  # only `oscsim bench ...` needs the benchmarks' parsers
+    _register_all(sub, BENCHMARKS_GROUP, None if argv is None else _after(argv, "bench"))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _after(argv, name: str) -> list:
+    """The tokens of ``argv`` after the first occurrence of the subcommand ``name``."""
+    return list(argv[argv.index(name) + 1:]) if name in argv else []
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``oscsim`` parser. With ``argv``, only the subcommand it names is loaded (see the module notes);
+    without, every subcommand is (for tests and documentation tools)."""
     from oscsim import __version__
 
     parser = argparse.ArgumentParser(
@@ -135,14 +196,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"oscsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    _bench(sub)
-    _register_all(sub, COMMANDS_GROUP)
+    _bench(sub, argv)
+    _register_all(sub, COMMANDS_GROUP, argv)
     _show_defaults(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    """Run one ``oscsim`` command; returns the exit status.
+
+    Output piped into a reader that stops early (``oscsim ... | head``) ends the command quietly with status
+    141 (128 + SIGPIPE, as a Unix tool killed by the signal), instead of a BrokenPipeError traceback.
+    """
+    try:
+        try:
+            return _run(argv)
+        finally:  # also after argparse's exit (--help): flush here, not at interpreter exit, to catch a closed pipe
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return 141
+
+
+def _run(argv):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -156,6 +234,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"oscsim {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _stdout_to_devnull() -> None:
+    """Point file descriptor 1 at /dev/null: Python flushes stdout again at exit, which would raise once more
+    on the closed pipe (the recipe of the ``signal`` module's documentation, "Note on SIGPIPE")."""
+    import os
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a replaced stdout (tests, notebooks): nothing to redirect
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -37,6 +37,6 @@ def _numpy_fp_errors_are_errors(request):
 @pytest.fixture(scope="session")
 def circuit_dev():
     """The ring-circuit chip's device (the 65 nm ring preset at 300 K), shared by the circuit-rung tests."""
-    from mapping.circuit_chip import circuit_device
+    from hw_models.coupled_rings import circuit_device
 
     return circuit_device(None, 300.0)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hw_models.flicker import FlickerNoise, ring_flicker_coefficient
-from mapping.circuit_chip import (build_head, draw_circuit_mismatch, network_rhs, network_rhs_np,
+from hw_models.coupled_rings import (build_head, draw_circuit_mismatch, network_rhs, network_rhs_np,
                                   ring_phase_noise, simulate_heads)
 
 
@@ -94,7 +94,7 @@ def test_flicker_is_a_ring_circuit_config_field():
 def test_flicker_moves_a_circuit_head_and_is_keyed(circuit_dev):
     """The chip's bank (1 MHz corner, assumed; 1 kHz-100 MHz) on a small head: the read phases differ from the
     white-noise-only run with the same stream seeds, and the same seeds give the same phases."""
-    from mapping.circuit_chip import circuit_flicker
+    from mapping.backends.circuit import circuit_flicker
     from mapping.seeds import stream_seeds
 
     rng = np.random.default_rng(2)
@@ -112,7 +112,7 @@ def test_flicker_moves_a_circuit_head_and_is_keyed(circuit_dev):
 
 def test_flicker_without_noise_is_refused_as_inert():
     from mapping import ChipConfig
-    from mapping.inert import inert_fields
+    from mapping.compiler.inert import inert_fields
 
     assert "flicker" in inert_fields(ChipConfig(device="ring-circuit", flicker=True, noise=False), "kuramoto")
     assert "flicker" not in inert_fields(ChipConfig(device="ring-circuit", flicker=True), "kuramoto")
@@ -120,8 +120,8 @@ def test_flicker_without_noise_is_refused_as_inert():
 
 def test_chip_summary_states_the_circuit_realism_switches():
     from mapping import ChipConfig
-    from mapping.circuit_chip import circuit_summary
-    from mapping.injection import InjectionConfig
+    from mapping.backends.circuit import circuit_summary
+    from mapping.periphery.injection import InjectionConfig
 
     assert circuit_summary(ChipConfig(device="ring-circuit")) == ""
     s = circuit_summary(ChipConfig(device="ring-circuit", flicker=True, injection=InjectionConfig(mode="injected")))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hw_models.injection import adler_phase_error
-from mapping.circuit_chip import (build_head, inject_rings, injection_drive, injection_residuals,
+from hw_models.coupled_rings import (build_head, inject_rings, injection_drive, injection_residuals,
                                   simulate_heads)
 
 K = 2 * math.pi * 0.05  # rad/cycle: the chip default strength_fraction 0.05
@@ -91,9 +91,9 @@ def test_injected_ring_circuit_chip_runs_the_transient():
     import torch
 
     from mapping import ChipConfig, compile
-    from mapping.circuit_chip import circuit_chip_step
-    from mapping.compare import _capture_kuramoto
-    from mapping.injection import InjectionConfig
+    from mapping.backends.circuit import circuit_chip_step
+    from mapping.backends.kuramoto import capture_kuramoto as _capture_kuramoto
+    from mapping.periphery.injection import InjectionConfig
     from oscsim.data import eval_windows, load_shakespeare
 
     cfg = ChipConfig(device="ring-circuit", injection=InjectionConfig(mode="injected"))
@@ -104,7 +104,7 @@ def test_injected_ring_circuit_chip_runs_the_transient():
     kw = dict(heads=[0], coordinates=[0, 1, 2, 3], reference_bank=False, noise=False, seed=1)
     inj = circuit_chip_step(chip, 0, th, A, v, **kw).va[0, :, :4]
     ideal = circuit_chip_step(chip, 0, th, A, v, injection=False, **kw).va[0, :, :4]
-    from mapping.injection import layer_initial_errors
+    from mapping.periphery.injection import layer_initial_errors
 
     err = layer_initial_errors(chip, chip.layers[0], np.arange(1), 8, 1, 0.0)
     cf = circuit_chip_step(chip, 0, th, A, v, initial_phase_error=err, **kw).va[0, :, :4]
@@ -124,7 +124,7 @@ def test_injected_reference_calibration_removes_the_common_lock_offset(circuit_d
     the chip. Measured: mean −0.0011 rad against the placement calibration's −0.0002 (the −0.0225 rad lock
     offset seen at the crossings while the current flows is mostly the current's shift of the V_DD/2 crossings,
     gone after release), spread 0.013 rad against 1.4e-4."""
-    from mapping.circuit_chip import _reference_offset, _reference_offset_injected
+    from hw_models.coupled_rings import reference_offset as _reference_offset, reference_offset_injected as _reference_offset_injected
 
     off_i, spread_i = _reference_offset_injected(circuit_dev, 4.0, 100, False, 20.0, K)
     off_p, spread_p = _reference_offset(circuit_dev, 4.0, 100, False)
@@ -138,7 +138,7 @@ def test_injection_term_of_the_rhs_is_the_reference_current(circuit_dev):
     """network_rhs with the injection fields adds hw_models.injection.injection_current(t)/C to node 0 of every
     ring and nothing elsewhere (Numba kernel and NumPy twin)."""
     from hw_models.injection import injection_current
-    from mapping.circuit_chip import network_rhs, network_rhs_np
+    from hw_models.coupled_rings import network_rhs, network_rhs_np
 
     rng = np.random.default_rng(4)
     T = 3

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mapping import ChipConfig, compile
-from mapping.area import coupler_area_um2, ring_area_um2
+from mapping.energy.area import coupler_area_um2, ring_area_um2
 from mapping.energy import ChipEnergySpec, chip_energy_per_token, energy_report, gpu_energy_per_token, \
     measure_gpu_energy
 
@@ -40,7 +40,8 @@ def specs(draw):
         gain_bits=draw(st.integers(1, 12)), readout_bits=draw(st.integers(1, 14)),
         digital_precision=draw(st.sampled_from(["int8", "int16", "fp16", "fp32"])),
         batch=draw(st.integers(1, 64)), area_mm2_per_layer=draw(st.floats(1e-3, 1e3)),
-        readout_samples=draw(st.floats(1, 100)) if kind == "ssa1d-collective" else 1.0, sources={})
+        readout_samples=draw(st.floats(1, 100)) if kind == "ssa1d-collective" else 1.0,
+        injection_s=draw(st.floats(0, 1e-6)), injection_driver_w=draw(st.floats(0, 1e-3)), sources={})
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -191,12 +192,16 @@ def test_report_gains_never_exceed_amdahl_over_chip_configs(chip, cb, gb, rb, av
     assert r["gpu_energy_bounds_j"]["lower"] <= r["gpu_energy_bounds_j"]["upper"]
 
 
-def test_injection_from_the_realism_module_when_present(monkeypatch):
-    import sys
-    import types
+def test_injection_is_charged_from_the_periphery_model(monkeypatch):
+    """The energy model takes one phase write's time and driver power from mapping.periphery.injection; in
+    mode 'ideal' (the fidelity run starts at the token phases) it is charged as an injection of the same cycles."""
+    import dataclasses
     from types import SimpleNamespace as NS
 
-    from mapping.energy import _injection_from_realism
+    import mapping.periphery.injection as inj_mod
+    from mapping.config import ChipConfig
+    from mapping.energy.chip_terms import _injection
+    from mapping.periphery.injection import InjectionConfig
 
     seen = {}
 
@@ -206,16 +211,12 @@ def test_injection_from_the_realism_module_when_present(monkeypatch):
         return {"oscillators_j": n * 1e-4 * t, "drivers_j": n * 3e-5 * t, "total_j": n * 1.3e-4 * t,
                 "source": "fake driver model"}
 
-    monkeypatch.setitem(sys.modules, "mapping.injection",
-                        types.SimpleNamespace(injection_energy_j=injection_energy_j))
-
-    class Cfg(NS):
-        def replace(self, **kw):
-            return Cfg(**{**self.__dict__, **kw})
-
-    chip = NS(config=Cfg(injection=NS(mode="ideal", cycles=20.0, strength_fraction=0.05)), device=NS(f0_hz=2e9))
-    monkeypatch.setattr("dataclasses.replace", lambda obj, **kw: NS(**{**obj.__dict__, **kw}))
-    t, drv, src = _injection_from_realism(chip)
+    monkeypatch.setattr(inj_mod, "injection_energy_j", injection_energy_j)
+    chip = NS(config=ChipConfig(injection=InjectionConfig(mode="ideal", cycles=20.0)), device=NS(f0_hz=2e9))
+    t, drv, src = _injection(chip)
     assert t == pytest.approx(20 / 2e9) and drv == pytest.approx(3e-5)
     assert seen["mode"] == "injected" and "charged as injected" in src and "fake driver model" in src
-    assert _injection_from_realism(NS(config=NS(), device=NS(f0_hz=1e9))) == (None, None, "")
+    chip = NS(config=chip.config.replace(injection=dataclasses.replace(chip.config.injection, mode="injected",
+                                                                        cycles=40.0)), device=NS(f0_hz=2e9))
+    t, drv, src = _injection(chip)
+    assert t == pytest.approx(40 / 2e9) and "configured t_inj = 40 cycles" in src

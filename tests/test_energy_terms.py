@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from mapping import energy_constants as ec
+from mapping.energy import constants as ec
 from mapping.energy import ChipEnergySpec, attention_cost, chip_energy_per_token, gpu_energy_per_token
 
 MC = {"k": 8, "n_heads": 2, "n_layers": 2, "ffn_hidden": 16, "vocab_size": 256}
@@ -20,7 +20,7 @@ def spec(**kw):
                 model_config=MC, f0_hz=1e9, p_osc_w=100e-6, p_coupler_w=20e-6, e_bit_write_j=10e-15,
                 settle_cycles=4.0, read_cycles=4.0, coupler_bits=6, gain_bits=8, readout_bits=10,
                 digital_precision="int8", area_mm2_per_layer=1.0, readout_noise_rad=2e-3,
-                diffusion_rad2_per_s=1e4, sources={})
+                diffusion_rad2_per_s=1e4, injection_s=20e-9, injection_driver_w=30e-6, sources={})
     base.update(kw)
     return ChipEnergySpec(**base)
 
@@ -54,10 +54,10 @@ def test_each_chip_term_against_a_hand_calculation():
     n_osc = 2 * k * T                  # banks x k x T
     n_coup = 2 * 2 * k * T * (T - 1) / 2  # taps x banks x k x T(T-1)/2
     t_win = 8e-9                       # (4 + 4) cycles at 1 GHz
-    t_inj = math.log(math.pi / 1e-3) / (2 * math.pi * 0.05 * 1e9)
+    t_inj = 20e-9                      # the spec's injection: 20 cycles at 1 GHz
     V = 1.2
     assert b["oscillators_j"] == pytest.approx(L * n_osc * 100e-6 * t_win / T)
-    assert b["injection_j"] == pytest.approx(L * n_osc * (100e-6 + 5e-15 * V**2 * 1e9) * t_inj / T)
+    assert b["injection_j"] == pytest.approx(L * n_osc * (100e-6 + 30e-6) * t_inj / T)  # oscillator + driver
     assert b["static_coupler_j"] == pytest.approx(L * n_coup * 20e-6 * 4e-9 / T)  # couplers open for the readout
     assert b["coupler_programming_j"] == pytest.approx(L * n_coup * 6 * 10e-15 / T)
     assert b["dac_j"] == pytest.approx(L * (n_coup * 0.5 * 63 * 1e-15 * V**2 + k * T * 0.5 * 255 * 1e-15 * V**2) / T)

@@ -116,3 +116,60 @@ def test_solver_class_data():
     assert SRA1.strong_order == 1.5 and SRA1.noise == "additive"
     assert RK4.deterministic_order == 4.0 and RK4.noise is None and Heun.strong_order is None
     assert Dopri5(rtol=1e-3).adaptive
+
+
+@pytest.mark.parametrize("n", [24, 13])
+def test_group_arithmetic_does_not_depend_on_the_other_groups_coupling(n):
+    """A group's numbers are the same alone and beside a group whose nonzero columns start further left.
+
+    The coupling product skips zero column ranges. Its vectorised reduction sums the columns of a row in
+    lanes and then the columns left over after the last full vector one by one, so bounds taken over the
+    union of the batch's groups changed which columns were left over (and the rounding) of a group
+    (found on main 1e8ca01: this test failed there for both sizes).
+    """
+    rng = np.random.default_rng(11)
+    sparse = rng.standard_normal((n, n)) / n
+    sparse[:, :5] = 0.0  # zero columns on the left
+    dense = rng.standard_normal((n, n)) / n
+    sparse[:, n - 3:] = dense[:, n - 3:] = 0.0  # and on the right, for both
+    omega = rng.standard_normal((2, n))
+    y0 = rng.uniform(0, 2 * np.pi, (2, n))
+    for harmonics in (None, [[1.0, 0.0], [0.3, 0.2]]):
+        pair = PhaseNetwork(omega, np.stack([sparse, dense]), harmonics=harmonics)
+        alone = PhaseNetwork(omega[:1], sparse[None], harmonics=harmonics)
+        a = simulate(pair, RK4(), 0.0, 2.0, 0.01, y0, save=SaveEvery(50))
+        b = simulate(alone, RK4(), 0.0, 2.0, 0.01, y0[:1], save=SaveEvery(50))
+        np.testing.assert_array_equal(a.ys[:, 0], b.ys[:, 0])
+
+
+@pytest.mark.parametrize("n", [5, 13, 16, 37, 64])
+def test_coupling_sum_is_the_same_for_any_aligned_bounds(n):
+    """`fused_two_products` gives, bit for bit, the full-row sum for any aligned bounds covering the nonzeros."""
+    from oscsim.engine._coupling import ALIGN, block_bounds, fused_two_products
+
+    rng = np.random.default_rng(n)
+    for trial in range(12):
+        C = rng.standard_normal((n, n))
+        a, b = sorted(rng.integers(0, n + 1, 2))
+        C[:, :a] = 0.0
+        C[:, b:] = 0.0
+        if trial % 3 == 0:
+            C = np.tril(C, -1)
+        u, v = rng.standard_normal(n), rng.standard_normal(n)
+        lo, hi = block_bounds(C)
+        nblk = lo.shape[1]
+        assert np.all(lo % ALIGN == 0) and np.all((hi % ALIGN == 0) | (hi == n))
+
+        def run(lo_, hi_):
+            x, y = np.zeros(n), np.zeros(n)
+            fused_two_products(C, u, v, np.ascontiguousarray(lo_), np.ascontiguousarray(hi_), x, y)
+            return x, y
+
+        full = run(np.zeros(nblk, np.int64), np.full(nblk, n, np.int64))
+        np.testing.assert_allclose(full[0], C @ u, atol=1e-12)
+        np.testing.assert_allclose(full[1], C @ v, atol=1e-12)
+        wider_lo = np.minimum(lo[0], rng.integers(0, n + 1, nblk) // ALIGN * ALIGN)
+        wider_hi = np.maximum(hi[0], np.minimum(-(-rng.integers(0, n + 1, nblk) // ALIGN) * ALIGN, n))
+        for got in (run(lo[0], hi[0]), run(wider_lo, wider_hi)):
+            np.testing.assert_array_equal(got[0], full[0])
+            np.testing.assert_array_equal(got[1], full[1])

@@ -25,3 +25,5 @@ def test_bench_integrator_quick_json(capsys):
     res = json.loads(capsys.readouterr().out)
     assert res["engine_vs_brian2"] > 0 and 0 < res["gemm_fraction"]
     assert res["brian2_target"] in ("cython", "numpy")
+    assert res["cpu"]["model"] and res["numba_target"]["cpu_name"] == res["coupling_kernel"]["cpu_name"]
+    assert res["coupling_kernel"]["fma_vector_bits"] in (128, 256, 512)

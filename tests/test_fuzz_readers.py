@@ -212,7 +212,7 @@ def test_edited_chip_numbers_are_refused(small_model, chip_json, tmp_path, path,
 
 
 def test_chip_json_round_trip_for_several_configs(small_model, tmp_path):
-    from mapping.stno_chip import PhaseReductionWarning
+    from mapping.backends.stno import PhaseReductionWarning
 
     for cfg in (ChipConfig(), ChipConfig.ideal(), ChipConfig(device="spin-torque", trim_bits=None),
                 ChipConfig(coupling=CouplingConfig(bits=3, spread=0.1), mismatch_seed=5)):

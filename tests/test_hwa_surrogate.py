@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from mapping.compiler import compile as compile_chip
+from mapping import compile as compile_chip
 from mapping.config import ChipConfig
-from mapping.hwa import SurrogateSpec, surrogate_increment, trim_residual
-from mapping.inference import chip_readout
-from mapping.kuramoto_chip import kuramoto_chip_step
+from mapping.compiler.mismatch import trim_residual_torch as trim_residual
+from mapping.hwa import SurrogateSpec, surrogate_increment
+from mapping.periphery.readout import chip_readout
+from mapping.backends.phase import kuramoto_chip_step
 from oscsim.nn.kuramoto import KuramotoConfig, KuramotoLM
 
 T, K, H, R = 16, 8, 2, 400
@@ -94,7 +95,7 @@ def test_noise_rms_is_the_stated_formula():
     assert spec.noise_rms == pytest.approx(expect)
     # noise_rad / sqrt(averaging_cycles = 4), divided by the detector low-pass's gain, plus the oscillator's
     # diffusion during the window (mapping.readout.PhaseReadout.error_model)
-    from mapping.readout import PhaseReadout
+    from mapping.periphery.readout import PhaseReadout
 
     em = PhaseReadout(noise_rad=0.002, bits=10, averaging_cycles=4.0, samples_per_cycle=4,
                       bandwidth_fraction=0.25).error_model()
@@ -122,7 +123,7 @@ def test_mismatch_statistics_match_chips_over_mismatch_seeds(layer_input):
 
 
 def test_trim_residual_matches_the_compiler():
-    from mapping.compiler import _trim
+    from mapping.compiler.mismatch import trim as _trim
 
     eps = np.random.default_rng(0).normal(0, 0.015, 1000)
     _, resid = _trim(eps, 0.015, 8)

@@ -67,7 +67,7 @@ def test_train_cli_chip_option(tmp_path, capsys):
     assert meta["init"] == "kuramoto-tiny"
     # noise_rad / sqrt(averaging_cycles), / the detector low-pass gain, + window diffusion (PhaseReadout.error_model)
     from mapping import load_config
-    from mapping.readout import PhaseReadout
+    from mapping.periphery.readout import PhaseReadout
 
     r = load_config("examples/chip-noisy.toml").readout
     em = PhaseReadout(noise_rad=r.noise_rad, bits=r.bits, averaging_cycles=r.averaging_cycles,

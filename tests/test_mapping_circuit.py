@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from mapping.circuit_chip import (build_head, draw_circuit_mismatch, network_rhs, network_rhs_np,
+from hw_models.coupled_rings import (build_head, draw_circuit_mismatch, network_rhs, network_rhs_np,
                                   simulate_heads)
 
 
@@ -78,7 +78,7 @@ def test_ring_circuit_chip_runs_the_circuit_and_gives_its_own_bpc(circuit_chip):
     import torch
 
     from mapping import ChipConfig, compile
-    from mapping.inference import run
+    from mapping.simulation.inference import run
 
     torch.manual_seed(0)
     from oscsim.data import eval_windows, load_shakespeare
@@ -106,7 +106,7 @@ def test_ssa_on_the_circuit_rung_is_refused():
 
 
 def test_ladder_levels_are_validated(circuit_chip):
-    from mapping.compare import compare_levels, parse_levels
+    from mapping.simulation.ladder import compare_levels, parse_levels
 
     assert parse_levels("spice,closed-form") == ["closed-form", "spice"]
     with pytest.raises(ValueError, match="--levels"):
@@ -118,8 +118,8 @@ def test_ladder_levels_are_validated(circuit_chip):
 def test_a_sequence_gets_the_same_circuit_noise_in_any_batch(circuit_chip):
     import torch
 
-    from mapping.circuit_chip import circuit_chip_step
-    from mapping.compare import _capture_kuramoto
+    from mapping.backends.circuit import circuit_chip_step
+    from mapping.backends.kuramoto import capture_kuramoto as _capture_kuramoto
     from oscsim.data import eval_windows, load_shakespeare
 
     x, _ = eval_windows(load_shakespeare().split("valid"), 8, max_windows=2)

@@ -8,7 +8,7 @@ import pytest
 
 from mapping import ChipConfig, CouplingConfig, PhaseReadout, Quantiser, ReadoutConfig, load_config, units
 from mapping.config import config_from_dict
-from mapping.readout import wrap
+from mapping.periphery.readout import wrap
 
 ROOT = Path(__file__).resolve().parents[1]
 

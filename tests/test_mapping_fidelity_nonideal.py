@@ -23,7 +23,7 @@ import pytest
 from scipy.stats import chi2
 
 from mapping import ChipConfig, Quantiser, compile, kuramoto_chip_step
-from mapping.readout import PhaseReadout
+from mapping.periphery.readout import PhaseReadout
 
 B, T, K, H = 8, 16, 8, 2
 KAPPA = 2 * math.pi * 0.01  # rad/cycle (coupling.fraction = 0.01)

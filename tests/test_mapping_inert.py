@@ -7,7 +7,7 @@ import pytest
 
 from mapping import ChipConfig, compile, load_model
 from mapping.config import CouplingConfig, SSAConfig
-from mapping.inert import inert_fields
+from mapping.compiler.inert import inert_fields
 
 
 @pytest.fixture(scope="module")
@@ -85,16 +85,18 @@ def test_unknown_kind_is_refused():
 @pytest.mark.parametrize("mode", ["pairwise", "collective"])
 def test_ssa_resources_from_a_hand_count(ssa, mode):
     """Resources of an SSA chip counted by hand: per layer and head, T(T−1)/2 token pairs; a pairwise chip holds
-    one two-oscillator Adler cell (one coupler, one detector, two trims) per pair, a collective chip one
-    oscillator per token with a coupler per pair; no receive gains either way (ideal device: one tap)."""
+    one two-oscillator Adler cell (one coupler, one quadrature detector with its two readout channels, two
+    trims) per pair, a collective chip one oscillator (and detector) per token with a coupler per pair; no
+    receive gains either way (ideal device: one tap)."""
     cfg = ChipConfig(device="ideal", coupling=CouplingConfig(bits=5), ssa=SSAConfig(mode=mode))
     chip = compile(ssa, cfg)
     mc = ssa.config
     L, h, T = mc.n_layers, mc.n_heads, mc.seq_len
     pairs = h * T * (T - 1) // 2
     osc = h * T if mode == "collective" else 2 * pairs
+    detectors = L * (h * T if mode == "collective" else pairs)
     assert chip.resources == {"oscillators": L * osc, "couplers": L * pairs, "coupler_bits": L * pairs * 5,
-                              "readout_channels": L * (h * T if mode == "collective" else pairs),
+                              "phase_detectors": detectors, "readout_channels": 2 * detectors,
                               "gain_dacs": 0, "trim_dacs": L * osc}
 
 

@@ -173,7 +173,7 @@ def test_bundled_checkpoint_ideal_bpc():
 
     if "kuramoto-tiny" not in bundled_checkpoints():
         pytest.skip("bundled kuramoto-tiny checkpoint not installed")
-    from mapping.cli import _validation_tokens
+    from mapping.cli.common import validation_tokens as _validation_tokens
 
     chip = compile("kuramoto-tiny", ChipConfig().idealised())
     x, y = _validation_tokens(chip.model_info["config"], 512)

@@ -25,7 +25,7 @@ def test_circuit_increments_within_3_percent_of_ngspice_on_a_T8_head(chip, token
     """All 16 coordinates of layer 0, head 0 (T = 8: 128 rings, the chip's quantised couplers and gains,
     coupler spread, trim residuals and transistor mismatch), same start state: the increment vectors of the
     circuit model and of ngspice agree within 3 % (measured 0.13 %)."""
-    from mapping.compare import compare_levels
+    from mapping.simulation.ladder import compare_levels
 
     res = compare_levels(chip, tokens, layer=0, head=0, levels=("closed-form", "macromodel", "circuit", "spice"))
     pw = res["pairwise"]
@@ -53,8 +53,8 @@ def test_export_spice_writes_the_head_netlist(chip, tmp_path):
 
 
 def test_negative_gain_is_the_swapped_transconductor():
-    from mapping.circuit_chip import build_head, circuit_device
-    from mapping.spice_export import head_netlist
+    from hw_models.coupled_rings import build_head, circuit_device
+    from hw_models.coupled_rings import head_netlist
 
     dev = circuit_device(None, 300.0)
     C = np.zeros((1, 3, 3))
@@ -69,8 +69,8 @@ def test_negative_gain_is_the_swapped_transconductor():
 
 
 def test_export_limits_and_rejected_netlists(chip):
-    from mapping.circuit_chip import build_head, circuit_device
-    from mapping.spice_export import SPICE_MAX_TOKENS, head_netlist
+    from hw_models.coupled_rings import build_head, circuit_device
+    from hw_models.coupled_rings import SPICE_MAX_TOKENS, head_netlist
 
     dev = circuit_device(None, 300.0)
     T = SPICE_MAX_TOKENS + 1

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_example_chip_toml_is_the_default_config_and_its_comments_match_the_presets():
     from mapping.config import ChipConfig, load_config
-    from mapping.devices import chip_device
+    from mapping.compiler.device import chip_device
 
     assert load_config(ROOT / "examples" / "chip.toml") == ChipConfig()
     text = (ROOT / "examples" / "chip.toml").read_text()
@@ -25,8 +25,8 @@ def test_example_chip_toml_is_the_default_config_and_its_comments_match_the_pres
     assert float(spread.group(1)) / 100 == pytest.approx(ring.freq_spread_rel, abs=0.0006)
     assert float(spread.group(2)) / 100 == pytest.approx(stno.freq_spread_rel, abs=0.0006)
     coup = float(re.search(r"the device's coupler \(([\d.]+) % ring", text).group(1)) / 100
-    assert coup == pytest.approx(ring.coupler_spread_rel("kuramoto"), abs=0.0006)
-    assert stno.coupler_spread_rel("kuramoto") == 0.0 and "0 for the STNO's" in text
+    assert coup == pytest.approx(ring.coupler_spread_rel(True), abs=0.0006)
+    assert stno.coupler_spread_rel(True) == 0.0 and "0 for the STNO's" in text
     kt = float(re.search(r"kappa\*tau_s = 2\*pi\*fraction\*cycles = ([\d.]+) rad", text).group(1))
     assert kt == pytest.approx(ChipConfig().kappa_tau, abs=0.001)
 
@@ -34,7 +34,7 @@ def test_example_chip_toml_is_the_default_config_and_its_comments_match_the_pres
 @pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("chip*.toml")), ids=lambda p: p.name)
 def test_every_example_chip_toml_loads_and_quotes_the_preset_frequencies(path):
     from mapping.config import load_config
-    from mapping.devices import chip_device
+    from mapping.compiler.device import chip_device
 
     cfg = load_config(path)
     text = path.read_text()
@@ -47,7 +47,9 @@ def test_every_example_chip_toml_loads_and_quotes_the_preset_frequencies(path):
 
 def test_kappa_tau_is_shown_only_for_kuramoto_chips(capsys):
     from mapping import ChipConfig, compile, load_model
-    from mapping.cli import _validation_tokens, print_report, simulate_report
+    from mapping.cli.common import validation_tokens as _validation_tokens
+    from mapping.cli.simulate import print_report
+    from mapping.simulation.report import simulate_report
 
     for name, shown in (("kuramoto-tiny", True), ("ssa1d-tiny", False)):
         model, _ = load_model(name)
@@ -55,7 +57,7 @@ def test_kappa_tau_is_shown_only_for_kuramoto_chips(capsys):
         assert ("kappa*tau_s" in chip.summary()) is shown
         x, y = _validation_tokens(model.config.to_dict(), model.config.seq_len)
         rep = simulate_report(chip, x[:1, :32], y[:1, :32], progress=False)  # one short window
-        assert (rep["kappa_tau"] is not None) is shown and rep["chip_kind"] == chip.kind
+        assert (rep.kappa_tau is not None) is shown and rep.chip_kind == chip.kind
         print_report(rep)
         assert ("kappa*tau_s" in capsys.readouterr().out) is shown
 
@@ -101,11 +103,11 @@ def _nested_keys(d: dict) -> set[str]:
 
 
 def _simulate_report_keys() -> set[str]:
-    """The keys `mapping.cli.simulate_report` puts into its report (read from the code with `ast`)."""
+    """The keys `SimulationReport.to_dict` puts into the report of `oscsim simulate --json` (read with `ast`)."""
     import ast
 
-    tree = ast.parse((ROOT / "mapping" / "cli.py").read_text())
-    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "simulate_report")
+    tree = ast.parse((ROOT / "mapping" / "simulation" / "report.py").read_text())
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "to_dict")
     keys = set()
     for node in ast.walk(fn):
         if isinstance(node, ast.Dict):

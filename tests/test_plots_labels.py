@@ -63,8 +63,8 @@ def _check(figs):
 def _compare(monkeypatch, tmp_path, name, config, T=32):
     # T: tokens of the window (None: the model's full window)
     from mapping import compile, load_model
-    from mapping.cli import _validation_tokens
-    from mapping.compare import compare_layer
+    from mapping.cli.common import validation_tokens as _validation_tokens
+    from mapping.simulation.compare import compare_layer
 
     model, _ = load_model(name)
     chip = compile(model, config, checkpoint=name)

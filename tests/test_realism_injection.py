@@ -9,8 +9,8 @@ from scipy.integrate import solve_ivp
 
 from hw_models.injection import adler_lock_rate, adler_phase_error, ring_injection_current
 from mapping import ChipConfig, compile, energy_report, run
-from mapping.injection import InjectionConfig, inject_phases, injection_time_s
-from mapping.readout import wrap
+from mapping.periphery.injection import InjectionConfig, inject_phases, injection_time_s
+from mapping.periphery.readout import wrap
 
 
 @pytest.mark.parametrize("d", [0.0, 0.13, -0.25, 0.45])  # K = 0.4: three locked cases and one beating
@@ -78,7 +78,7 @@ def test_injected_chip_error_falls_with_cycles_and_is_charged():
     cfg = ChipConfig(device="ring-macromodel", injection=InjectionConfig(mode="injected", cycles=20.0))
     chip = compile(model, cfg)
     e = energy_report(chip)
-    assert e["breakdown"]["injection_j"] > 0 and "mapping.injection" in e["sources"]["injection_j"]
+    assert e["breakdown"]["injection_j"] > 0 and "mapping.periphery.injection" in e["sources"]["injection_j"]
     assert injection_time_s(cfg, chip.device.f0_hz) == pytest.approx(20.0 / chip.device.f0_hz)
     assert e["timeline_s"]["injection"] == pytest.approx(20.0 / chip.device.f0_hz)
     cfg40 = cfg.replace(injection=InjectionConfig(mode="injected", cycles=40.0))
@@ -114,7 +114,7 @@ def test_realism_example_config_loads_and_compiles():
 def test_transient_rms_matches_monte_carlo_of_uniform_start_phases(kt):
     """The predicted RMS write error is the mean square of Adler's closed form over ψ(0) uniform (the chips'
     draw): within 4 standard errors of a 400,000-sample Monte Carlo."""
-    from mapping.injection import transient_rms
+    from mapping.periphery.injection import transient_rms
 
     psi = adler_phase_error(np.random.default_rng(5).uniform(-np.pi, np.pi, 400_000), 0.0, 1.0, kt)
     sq = psi**2
@@ -124,7 +124,7 @@ def test_transient_rms_matches_monte_carlo_of_uniform_start_phases(kt):
 def test_transient_rms_decays_at_half_the_locking_rate():
     """The start phases near the unstable point set the RMS: E[ψ²] → 8 ln 2 e^{−Kt}, so the RMS falls as
     e^{−Kt/2} (a typical oscillator's error falls as e^{−Kt}); cycles_for_rms inverts it."""
-    from mapping.injection import InjectionConfig, cycles_for_rms, transient_rms
+    from mapping.periphery.injection import InjectionConfig, cycles_for_rms, transient_rms
 
     for kt in (10.0, 16.0):
         assert transient_rms(kt) ** 2 == pytest.approx(8 * math.log(2) * math.exp(-kt), rel=2e-3)
@@ -161,7 +161,7 @@ def test_injected_chip_summary_states_the_write_error_and_the_cycles_that_fix_it
 
 
 def test_write_error_report_says_when_the_oscillators_cannot_lock():
-    from mapping.injection import write_error_report
+    from mapping.periphery.injection import write_error_report
 
     cfg = InjectionConfig(mode="injected", strength_fraction=1e-4)  # K = 6.3e-4 rad/cycle
     r = write_error_report(cfg, detuning_rms=2e-3, sigma=0.0, settle_cycles=1.0, kappa_tau=0.25)

@@ -9,7 +9,7 @@ from scipy.stats import chi2
 
 from mapping import ChipConfig, PhaseReadout, ReadoutConfig, compile, run
 from mapping.config import SSAConfig
-from mapping.readout import free_running_samples, wrap
+from mapping.periphery.readout import free_running_samples, wrap
 
 
 def _phase_error_var(r: PhaseReadout, n: int, seed: int) -> float:
@@ -74,7 +74,7 @@ def test_readout_config_is_validated():
 
 @pytest.fixture(scope="module")
 def ssa_chip_run():
-    from mapping.compiler import load_model
+    from mapping.model_io import load_model
 
     model, _ = load_model("ssa1d-tiny")
     tok = torch.randint(0, 256, (1, 24), generator=torch.Generator().manual_seed(0))

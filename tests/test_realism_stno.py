@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from mapping import ChipConfig, compile
-from mapping.kuramoto_chip import kuramoto_chip_step
-from mapping.quantise import Quantiser
-from mapping.stno_chip import COUPLING_FRACTION, RELAX_TIMES, PhaseReductionWarning, STNOAmplitudeModel
+from mapping.backends.phase import kuramoto_chip_step
+from mapping.periphery.quantise import Quantiser
+from mapping.backends.stno import COUPLING_FRACTION, RELAX_TIMES, PhaseReductionWarning, STNOAmplitudeModel
 
 
 def _layer(seed=0, B=1, T=12, k=4, h=1):
@@ -101,7 +101,7 @@ def test_amplitude_chip_runs_with_noise_and_mismatch_and_is_seeded(model):
 
 def test_realism_fields_that_do_not_act_are_refused(model):
     """mapping.inert: stno_model on a ring, calibration on a device with no cited drift, [injection] on SSA."""
-    from mapping.injection import InjectionConfig
+    from mapping.periphery.injection import InjectionConfig
     from oscsim.nn.osn import OSNConfig, OSNModel
 
     with pytest.raises(ValueError, match="stno_model"):

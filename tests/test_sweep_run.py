@@ -163,9 +163,9 @@ def test_kill_9_mid_sweep_then_resume(spec_path, reference, tmp_path):
 
 
 def test_failing_point_is_recorded_and_the_rest_finish(spec_path, reference, tmp_path, monkeypatch):
-    import mapping.compiler
+    import mapping.compiler.build
 
-    real = mapping.compiler.compile
+    real = mapping.compiler.build.compile
     calls = []
 
     def compile_or_fail(model, config, **kw):
@@ -174,7 +174,7 @@ def test_failing_point_is_recorded_and_the_rest_finish(spec_path, reference, tmp
             raise RuntimeError("coupler array not programmable (test)")
         return real(model, config, **kw)
 
-    monkeypatch.setattr(mapping.compiler, "compile", compile_or_fail)
+    monkeypatch.setattr(mapping.compiler.build, "compile", compile_or_fail)
     spec = load_spec(spec_path)
     df = run_sweep(spec, tmp_path, workers=0, progress=False)
     bad = (df["coupling.bits"].isna()) & (df["readout.noise_rad"] > 0)
@@ -189,7 +189,7 @@ def test_failing_point_is_recorded_and_the_rest_finish(spec_path, reference, tmp
     calls.clear()
     run_sweep(spec, tmp_path, workers=0, progress=False)  # resume: nothing to do, failures stay recorded
     assert calls == []
-    monkeypatch.setattr(mapping.compiler, "compile", real)
+    monkeypatch.setattr(mapping.compiler.build, "compile", real)
     df2 = run_sweep(spec, tmp_path, workers=0, progress=False, retry_failed=True)
     _same_table(df2, reference)
     # CSV export of the table

@@ -9,12 +9,23 @@ Public API::
     plot_sweep("results/sweep-small")                  # PNG + SVG in results/sweep-small/plots
 """
 
-from .plot import pareto_front, plot_sweep
-from .run import SweepDirError, compute_point, export_csv, load_results, run_sweep, sweep_status
-from .spec import METRIC_GROUPS, NOISE_SEED, Axis, Sample, SweepPoint, SweepSpec, TokenSpec, load_spec, spec_from_dict
+from __future__ import annotations
 
-__all__ = [
-    "Axis", "METRIC_GROUPS", "NOISE_SEED", "Sample", "SweepDirError", "SweepPoint", "SweepSpec", "TokenSpec",
-    "compute_point", "export_csv", "load_results", "load_spec", "pareto_front", "plot_sweep", "run_sweep",
-    "spec_from_dict", "sweep_status",
-]
+import importlib
+
+_EXPORTS = {"pareto_front": "plot", "plot_sweep": "plot", "SweepDirError": "run", "compute_point": "run",
+            "export_csv": "run", "load_results": "run", "run_sweep": "run", "sweep_status": "run",
+            "METRIC_GROUPS": "spec", "NOISE_SEED": "spec", "Axis": "spec", "Sample": "spec", "SweepPoint": "spec",
+            "SweepSpec": "spec", "TokenSpec": "spec", "load_spec": "spec", "spec_from_dict": "spec"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):  # names load on first access, so that `oscsim sweep --help` imports no numpy
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -24,6 +24,7 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 import sys
 import time
 import traceback
@@ -49,7 +50,7 @@ _CACHE: dict = {}  # per process: models and token windows, loaded once per work
 
 def _model(checkpoint: str):
     if ("model", checkpoint) not in _CACHE:
-        from ..compiler import load_model, model_fingerprint
+        from ..model_io import load_model, model_fingerprint
 
         model, _ = load_model(checkpoint)
         model.eval()
@@ -79,17 +80,17 @@ def _mean(xs):
     return float(sum(xs) / len(xs)) if xs else math.nan
 
 
-def _metrics(chip, res, y, T: int, groups) -> dict:
+def _metrics(rep, groups) -> dict:
+    """The table's metric columns of one point from its :class:`mapping.simulation.SimulationReport`."""
     # the Kuramoto settle window; SSA chips have none (their windows are config.ssa's), so NaN in the table
-    out = {"kappa_tau": float(chip.config.kappa_tau) if chip.kind == "kuramoto" else math.nan}
+    out = {"kappa_tau": math.nan if rep.kappa_tau is None else float(rep.kappa_tau)}
     if "bpc" in groups:
-        b = res.bpc(y)
-        out["bpc_chip"] = float(b["bpc_chip"])
-        out["bpc_closed_form"] = float(b["bpc_closed_form"])
+        out["bpc_chip"] = float(rep.bpc_chip)
+        out["bpc_closed_form"] = float(rep.bpc_closed_form)
         out["bpc_difference"] = out["bpc_chip"] - out["bpc_closed_form"]
     if "fidelity" in groups:
         whole = []
-        for i, L in enumerate(res.layers):
+        for i, L in enumerate(rep.fidelity):
             for k, v in L.items():  # whole-layer scalars, then per-head lists as means over heads
                 if isinstance(v, list):
                     out[f"layer{i}_{k}_head_mean"] = _mean(v)
@@ -98,15 +99,13 @@ def _metrics(chip, res, y, T: int, groups) -> dict:
             whole.append(L.get("layer_rel_error"))
         out["mean_layer_rel_error"] = _mean(whole)
     if "energy" in groups:
-        from ..energy import energy_report
-
-        en = energy_report(chip, T)
+        en = rep.energy
         out["energy_chip_j_per_token"] = float(en["energy_per_token_chip_j"])
         out["energy_gpu_j_per_token"] = float(en["energy_per_token_gpu_j"])
         for k, v in en["breakdown"].items():
             out[f"energy_{k}"] = float(v)
     if "wall_time" in groups:
-        out["chip_wall_s"] = float(res.wall_s)
+        out["chip_wall_s"] = float(rep.chip_wall_s)
     return out
 
 
@@ -135,17 +134,18 @@ def compute_point(task: dict) -> dict:
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)  # one thread per point: reductions in one fixed order, workers do not compete
-        from ..compiler import compile as compile_chip
+        from ..compiler.build import compile as compile_chip
         from ..config import config_from_dict
-        from ..inference import run
+        from ..simulation.report import simulate_report
 
         model, fp = _model(task["checkpoint"])
         row["model_fingerprint"] = fp
         cfg = config_from_dict(task["config"])
         x, y = _tokens(model, task["tokens"])
         chip = compile_chip(model, cfg, checkpoint=task["checkpoint"])
-        res = run(chip, x, seed=int(task["noise_seed"]), progress=False)
-        row.update(_metrics(chip, res, y, int(x.shape[1]), task["metrics"]))
+        rep = simulate_report(chip, x, y, seed=int(task["noise_seed"]), progress=False,
+                              energy="energy" in task["metrics"], measure_gpu=False, warn=False)
+        row.update(_metrics(rep, task["metrics"]))
     except Exception as exc:  # a failing point is a result: record it, the sweep goes on
         row["status"] = "error"
         tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
@@ -172,6 +172,16 @@ def _init_worker() -> None:
     # Numba's thread pool is sized from the environment at its first import: keep each worker to one thread.
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # Ctrl-C reaches the whole process group: the main process alone decides (it ends the workers at once,
+    # `_stop_now`), so a worker neither prints a KeyboardInterrupt traceback nor finishes its point first
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # tqdm's default lock is a multiprocessing lock (a named semaphore): a worker ended by `_stop_now` would
+    # leave it behind ("resource_tracker: ... leaked semaphore"); a worker draws no bar, a thread lock will do
+    import threading
+
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
 
 
 # ------------------------------------------------------------------------------------------ the folder
@@ -341,8 +351,8 @@ def _run_local(todo, workers, sink):
                     break
                 pending.pop(futs[fut], None)
                 sink(row)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
+        except BaseException:  # Ctrl-C (or an error in the sink): stop now, the finished points are on disk
+            _stop_now(pool)
             raise
         pool.shutdown(wait=not broken, cancel_futures=True)
         if broken:
@@ -352,6 +362,19 @@ def _run_local(todo, workers, sink):
                                    f"{len(pending)} points remain; finished points are saved: rerun to resume")
             print(f"oscsim sweep: a worker process died; restarting the pool for the {len(pending)} remaining points",
                   file=sys.stderr)
+
+
+def _stop_now(pool) -> None:
+    """Cancel the points not started and end the worker processes at once, without waiting for the points
+    being computed (an interrupted sweep exits in about a second instead of after the longest running point;
+    a finished point is written atomically by the main process, so nothing half-written is left)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # no public handle before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=10)
 
 
 def _run_dask(todo, scheduler, sink):
@@ -403,7 +426,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
         The table (also in ``out/results.parquet``).
     """
     import pandas as pd
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ValueError(f"workers must be an integer >= 0 (0: in this process), got {workers!r}")
@@ -439,6 +462,12 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
                 sink(compute_point(t))
         else:
             _run_local(tasks, min(workers, len(tasks)), sink)
+    except KeyboardInterrupt:
+        bar.close()
+        saved = len(_read_parts(out, order))  # from the disk: a point written just before the interrupt counts
+        print(f"oscsim sweep: {saved} of {spec.n_points} points are saved in {out} (rerun the same command to "
+              "resume)", file=sys.stderr)
+        raise
     finally:
         bar.close()
     _compact(out, parts, order)

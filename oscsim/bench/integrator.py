@@ -36,7 +36,154 @@ import numpy as np
 
 from oscsim.cli import int_range
 
-__all__ = ["register", "run", "run_benchmark", "gemm_rate"]
+__all__ = ["register", "run", "run_benchmark", "gemm_rate", "cpu_info", "coupling_codegen", "numba_target"]
+
+# x86 vector extensions reported by `cpu_info`, widest first (Linux /proc/cpuinfo flag names)
+_ISA_FLAGS = ("avx512f", "avx512vl", "avx512dq", "avx512bw", "avx512_fp16", "avx2", "fma", "avx", "sse4_2")
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def cpu_info() -> dict:
+    """The processor the figures were taken on: model, vector ISA, caches, SMT (Linux; fields None elsewhere).
+
+    Returns
+    -------
+    dict
+        ``model`` (the ``model name`` of /proc/cpuinfo), ``vector_isa`` (the widest of AVX-512 / AVX2+FMA /
+        AVX / SSE4.2), ``isa_flags`` (which of the x86 vector flags are present), ``caches`` (level, type and
+        size of each cache of cpu0, from sysfs), ``threads_per_core`` (2 when the logical CPUs are SMT
+        siblings: then the engine's threads share one core's FMA units) and ``logical_cpus``.
+    """
+    model = flags = None
+    text = _read("/proc/cpuinfo") or ""
+    for line in text.splitlines():
+        key, _, val = line.partition(":")
+        if key.strip() == "model name" and model is None:
+            model = val.strip()
+        elif key.strip() == "flags" and flags is None:
+            flags = set(val.split())
+    if model is None:
+        model = platform.processor() or platform.machine()
+    present = [f for f in _ISA_FLAGS if flags is not None and f in flags]
+    if "avx512f" in present:
+        isa = "AVX-512"
+    elif "avx2" in present and "fma" in present:
+        isa = "AVX2+FMA"
+    elif "avx" in present:
+        isa = "AVX"
+    elif "sse4_2" in present:
+        isa = "SSE4.2"
+    else:
+        isa = None if flags is None else "other"
+    caches = []
+    for k in range(8):
+        base = f"/sys/devices/system/cpu/cpu0/cache/index{k}"
+        size = _read(f"{base}/size")
+        if size is None:
+            break
+        caches.append({"level": _read(f"{base}/level"), "type": _read(f"{base}/type"), "size": size,
+                       "shared_with_cpus": _read(f"{base}/shared_cpu_list")})
+    sib = _read("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list")
+    tpc = None
+    if sib:
+        tpc = 0
+        for part in sib.split(","):
+            a, _, b = part.partition("-")
+            tpc += int(b) - int(a) + 1 if b else 1
+    return {"model": model, "vector_isa": isa, "isa_flags": present, "caches": caches, "threads_per_core": tpc,
+            "logical_cpus": os.cpu_count()}
+
+
+def numba_target() -> dict:
+    """The LLVM target Numba compiles for in this process: CPU name, whether AVX-512 is enabled, overrides."""
+    import numba
+    from numba.core.registry import cpu_target
+
+    cg = cpu_target.target_context.codegen()
+    features = cg._get_host_cpu_features()
+    feats = set(features.split(","))
+    return {"cpu_name": cg._get_host_cpu_name(), "avx512f_enabled": "+avx512f" in feats,
+            "avx2_enabled": "+avx2" in feats, "fma_enabled": "+fma" in feats,
+            "NUMBA_CPU_NAME": numba.config.CPU_NAME, "NUMBA_CPU_FEATURES": numba.config.CPU_FEATURES,
+            "numba": numba.__version__}
+
+
+def coupling_codegen(cpu_name: str | None = None, features: str | None = None) -> dict:
+    """What LLVM makes of the engine's coupling product (`fused_two_products`) for a target.
+
+    Compiles a fresh copy with the engine's signature and reads its IR and assembly: the vector widths of
+    the packed multiply–adds, the columns each iteration of the vectorised column loops covers, and the
+    vector registers used. Without arguments, for this process's target (no extra process). With
+    ``cpu_name`` (an LLVM CPU name such as ``skylake-avx512``, ``icelake-server``, ``znver4``), in a
+    subprocess with ``NUMBA_CPU_NAME`` set and ``NUMBA_CPU_FEATURES`` = ``features`` (default ``""``: that
+    CPU's own features): compile only, so any x86 target can be inspected on any x86 machine.
+
+    Returns
+    -------
+    dict
+        ``cpu_name``, ``fma_vector_bits`` (widest packed FMA), ``fma_count_by_bits``, ``ir_vector_types``,
+        ``loop_columns_per_iteration`` (the induction steps of the vector loops, main 4-row loop first),
+        ``vector_registers`` (distinct ymm/zmm registers named) and ``hot_loop`` (the assembly block with
+        the most packed FMAs: its instructions, FMAs, separate vector loads and stack accesses, i.e. spills).
+    """
+    if cpu_name is not None:
+        import subprocess
+
+        env = dict(os.environ, NUMBA_CPU_NAME=cpu_name, NUMBA_CPU_FEATURES="" if features is None else features)
+        code = "import json; from oscsim.bench.integrator import coupling_codegen; print(json.dumps(coupling_codegen()))"
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    import re
+
+    import numba as nb
+    from numba import types as T
+
+    from oscsim.engine._coupling import fused_two_products
+
+    f = nb.njit(fastmath=True, boundscheck=False)(fused_two_products.py_func)
+    a2 = T.Array(T.float64, 2, "C", readonly=True)
+    a1 = T.Array(T.float64, 1, "C")
+    i1 = T.Array(T.int64, 1, "C", readonly=True)
+    f.compile((a2, a1, a1, i1, i1, a1, a1))
+    sig = f.signatures[0]
+    asm, ir = f.inspect_asm(sig), f.inspect_llvm(sig)
+    bits = {"xmm": 128, "ymm": 256, "zmm": 512}
+    counts: dict = {}
+    for reg in re.findall(r"vfmadd\d+pd\s+[^\n]*?%([xyz]mm)\d+\s*$", asm, re.M):
+        counts[bits[reg]] = counts.get(bits[reg], 0) + 1
+    steps = [int(k) for k in re.findall(r"%index\.next\d* = add nuw i64 %index\d*, (\d+)", ir)]
+    # the hot loop: of the innermost loops (a label, no other label, the jump back), the one with most packed FMAs
+    lines = asm.splitlines()
+    blocks = []
+    for k, line in enumerate(lines):
+        m = re.match(r"^(\.?LBB\w+):", line)
+        if m:
+            for e in range(k + 1, len(lines)):
+                if re.match(r"^\.?LBB\w+:", lines[e]):
+                    break  # not an innermost loop
+                if re.match(rf"^\s+j\w+\s+{re.escape(m.group(1))}\s*$", lines[e]):
+                    blocks.append(lines[k + 1 : e + 1])
+                    break
+    hot = max(blocks, key=lambda b: sum(bool(re.search(r"vfmadd\d+pd", x)) for x in b)) if blocks else []
+    instr = [x.split()[0] for x in hot if x.strip() and not x.strip().startswith((".", "#")) and not x.endswith(":")]
+    return {
+        "cpu_name": numba_target()["cpu_name"],
+        "fma_vector_bits": max(counts) if counts else None,
+        "fma_count_by_bits": {str(k): v for k, v in sorted(counts.items())},
+        "ir_vector_types": sorted(set(re.findall(r"<\d+ x double>", ir))),
+        "loop_columns_per_iteration": steps,
+        "vector_registers": {r: len(set(re.findall(rf"%{r}\d+", asm))) for r in ("ymm", "zmm")},
+        "hot_loop": {"instructions": len(instr), "packed_fmas": sum(i.startswith("vfmadd") for i in instr),
+                     "vector_loads": sum(i in ("vmovupd", "vmovapd") for i in instr),
+                     "stack_accesses": sum("(%rsp)" in x for x in hot)},
+    }
 
 
 def gemm_rate(n: int = 1024, repeats: int = 3) -> float:
@@ -192,11 +339,20 @@ def run_benchmark(*, steps=2000, batched_steps=300, repeats=3, quick=False, prog
         "batched": batched,
         "machine": {"cpus": os.cpu_count(), "numba_threads": numba.get_num_threads(), "python": sys.version.split()[0],
                     "platform": platform.platform(), "numpy": np.__version__, "numba": numba.__version__},
+        "cpu": cpu_info(),
+        "numba_target": numba_target(),
+        "coupling_kernel": coupling_codegen(),
+        "coupling_bytes_per_group": {"single": 8 * 256 * 256, "batched": 8 * 512 * 512},
         "quick": quick,
     }
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.codegen_targets:
+        targets = [t for t in args.codegen_targets.split(",") if t]
+        res = {"host": coupling_codegen(), **{t: coupling_codegen(t) for t in targets}}
+        print(json.dumps(res, indent=2))
+        return 0
     show = (not args.json) and sys.stderr.isatty()
     res = run_benchmark(steps=args.steps, batched_steps=args.batched_steps, repeats=args.repeats, quick=args.quick,
                         progress=(lambda s: print(f"[bench] {s}", file=sys.stderr)) if show else (lambda s: None))
@@ -208,6 +364,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"engine/solve_ivp: {res['engine_vs_scipy']:.1f}x")
         print(f"batched gemm fraction: {res['gemm_fraction']:.2f} (engine {res['engine_flops_per_s']['batched']/1e9:.1f} "
               f"GF/s, matmul {res['gemm_flops_per_s']/1e9:.1f} GF/s)")
+        cpu, kern = res["cpu"], res["coupling_kernel"]
+        print(f"cpu: {cpu['model']} ({cpu['vector_isa']}); Numba target {kern['cpu_name']}, coupling loop "
+              f"{kern['fma_vector_bits']}-bit FMAs, {kern['loop_columns_per_iteration'][:1]} columns per iteration")
     return 0
 
 
@@ -221,4 +380,7 @@ def register(subparsers) -> None:
                    help="steps of the batched problem (G=32, N=512) (>= 1)")
     p.add_argument("--repeats", type=int_range(1), default=3, help="timed repeats, best kept (>= 1)")
     p.add_argument("--quick", action="store_true", help="tiny run (smoke test; figures not meaningful)")
+    p.add_argument("--codegen-targets", default="", metavar="CPU[,CPU...]",
+                   help="only print, as JSON, the coupling kernel's code generation for this machine and for these "
+                        "LLVM CPU names (compile only, e.g. skylake-avx512,icelake-server,znver4); no timing")
     p.set_defaults(func=run)

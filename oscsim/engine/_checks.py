@@ -14,6 +14,7 @@ __all__ = [
     "check_positive_scalar",
     "per_oscillator",
     "per_pair",
+    "real_view",
 ]
 
 
@@ -29,6 +30,24 @@ def as_real_array(name: str, value) -> np.ndarray:
         raise ValueError(f"{name}: must be numeric, got dtype {arr.dtype}")
     arr = np.array(arr, dtype=np.float64, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     check_finite(name, arr)
+    return arr
+
+
+def real_view(name: str, value, check: bool = True) -> np.ndarray:
+    """Like `as_real_array`, but a float64 C-contiguous ndarray is referenced (a read-only view), not copied.
+
+    For arrays that change on every run of a packed model (`PackedPhaseNetwork.with_arrays`): the caller
+    promises not to write into them while the model is in use. ``check=False`` leaves the finiteness check
+    of such an array to the caller (the coupling's is done with its bounds, in one pass).
+    """
+    if isinstance(value, np.ndarray) and value.dtype == np.float64 and value.flags.c_contiguous and value.ndim:
+        if check:
+            check_finite(name, value)
+        v = value.view()
+        v.setflags(write=False)
+        return v
+    arr = as_real_array(name, value)
+    arr.setflags(write=False)
     return arr
 
 
@@ -130,6 +149,10 @@ class EngineModel:
             if isinstance(v, np.ndarray):
                 v.setflags(write=False)
             object.__setattr__(self, k, v)
+
+    def _engine_model(self):
+        """The object `simulate` runs: the model itself, or its packed form (`PhaseNetwork.pack`)."""
+        return self
 
     @property
     def n_groups(self) -> int:

@@ -153,7 +153,7 @@ _HEADER = [
     "import numba as nb",
     "import numpy as np",
     "",
-    "from oscsim.engine._templates import _INV_SQRT3, _accumulate, _all_finite",
+    "from oscsim.engine._templates import _INV_SQRT3, _accumulate, _all_finite, step_time",
     "from oscsim.engine.rng import fill_normals, seed_state",
 ]
 

@@ -2,8 +2,8 @@
 
 Σ_j C_ij sin(θ_j − θ_i) = cos θ_i (C sin θ)_i − sin θ_i (C cos θ)_i: both products are computed in ONE pass
 over C (rows in blocks of four, so each load of sin θ_j, cos θ_j feeds eight multiply–adds). Zero column
-ranges at the ends of rows (triangular or banded coupling) are skipped using per-block bounds computed once
-when the model is built.
+ranges at the ends of rows (triangular or banded coupling) are skipped using per-group, per-block bounds
+computed once when the model is packed, aligned so that skipping never changes a sum (`block_bounds`).
 """
 
 from __future__ import annotations
@@ -11,32 +11,91 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["block_bounds", "fused_two_products", "group_index", "work_vectors"]
+__all__ = ["ALIGN", "block_bounds", "checked_block_bounds", "fused_two_products", "group_index", "work_vectors"]
 
 BLOCK = 4
+# Column bounds are multiples of ALIGN (or N): see `block_bounds` for why. 16 is a multiple of the columns one
+# vector iteration of the coupling loop covers on every target inspected (4 on AVX2, 8 on Intel AVX-512 with
+# LLVM's 256-bit preference, 16 with 512-bit vectors; docs/engine.md, "Speed").
+ALIGN = 16
 
 
 def block_bounds(coupling: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Column bounds [lo, hi) of the nonzero entries of each block of 4 rows, over all groups.
+    """Per group, column bounds [lo, hi) covering the nonzero entries of each block of 4 rows.
+
+    ``lo`` is rounded down and ``hi`` up to a multiple of ``ALIGN`` (``hi`` at most N). The vectorised
+    reduction in `fused_two_products` sums the columns of a row in ``ALIGN``-periodic lanes from ``lo``, then
+    the columns left over after the last full vector one by one; with aligned bounds the leftover columns
+    are always the same (the last N mod W of the row), so a row's sum is the same function of the row
+    whatever bounds cover its nonzeros: a group's numbers never depend on the groups beside it, nor on
+    how far its own zero ranges reach (only exact zeros are added or skipped).
 
     Parameters
     ----------
-    coupling : ndarray, shape (..., N, N)
+    coupling : ndarray, shape (N, N) or (G, N, N)
+        Any numeric dtype; only ``!= 0`` is read.
 
     Returns
     -------
-    lo, hi : ndarray of int64, shape (ceil(N/4),)
+    lo, hi : ndarray of int64, shape (G', ceil(N/4)), read-only
+        G' = 1 for an (N, N) coupling. A block of zero rows has lo = hi = 0.
     """
-    n = coupling.shape[-1]
-    nz = np.any(coupling.reshape(-1, n, n) != 0, axis=0)  # (N, N)
-    nb_ = (n + BLOCK - 1) // BLOCK
-    lo = np.zeros(nb_, dtype=np.int64)
-    hi = np.zeros(nb_, dtype=np.int64)
-    for b in range(nb_):
-        cols = np.flatnonzero(nz[b * BLOCK : (b + 1) * BLOCK].any(axis=0))
-        if cols.size:
-            lo[b], hi[b] = cols[0], cols[-1] + 1
+    c = np.ascontiguousarray(coupling)
+    if c.dtype != np.float64:
+        c = np.ascontiguousarray(c != 0, dtype=np.float64)
+    if c.ndim == 2:
+        c = c[None]
+    lo, hi, _ = _bounds_and_finite(c, ALIGN)
+    lo.setflags(write=False)
+    hi.setflags(write=False)
     return lo, hi
+
+
+def checked_block_bounds(name: str, coupling: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`block_bounds` of a (G, N, N) float64 coupling and the check that it is finite, in one compiled pass.
+
+    For arrays that are new on every run (`PackedPhaseNetwork.with_arrays`): one read of the matrix instead
+    of a NumPy finiteness pass and a bounds pass. Raises ValueError naming ``name`` and the first bad index.
+    """
+    lo, hi, bad = _bounds_and_finite(coupling, ALIGN)
+    if bad:
+        from ._checks import check_finite
+
+        check_finite(name, coupling)  # the message with the first bad index
+    lo.setflags(write=False)
+    hi.setflags(write=False)
+    return lo, hi
+
+
+@nb.njit(cache=True, boundscheck=False)
+def _bounds_and_finite(c, align):
+    g_count, n = c.shape[0], c.shape[2]
+    nblk = (n + BLOCK - 1) // BLOCK
+    lo = np.zeros((g_count, nblk), dtype=np.int64)
+    hi = np.zeros((g_count, nblk), dtype=np.int64)
+    bad = 0
+    for g in range(g_count):
+        for b in range(nblk):
+            first = n
+            last = -1
+            for i in range(b * BLOCK, min(b * BLOCK + BLOCK, n)):
+                # branch-free over the whole row (LLVM vectorises it): every entry is read for the finiteness
+                f = n
+                la = -1
+                nf = 0
+                for j in range(n):
+                    x = c[g, i, j]
+                    nz = x != 0.0
+                    f = min(f, j if nz else n)
+                    la = max(la, j if nz else -1)
+                    nf += not (abs(x) < np.inf)
+                first = min(first, f)
+                last = max(last, la)
+                bad += nf
+            if last >= 0:
+                lo[g, b] = (first // align) * align
+                hi[g, b] = min(-((-(last + 1)) // align) * align, n)
+    return lo, hi, bad
 
 
 @nb.njit(cache=True, inline="always")
@@ -58,52 +117,50 @@ def fused_two_products(C, u, v, lo, hi, out_u, out_v):
     """out_u = C u, out_v = C v in one pass over C (C: (N, N) C-contiguous).
 
     Rows go in blocks of four with two-dimensional indexing (LLVM vectorises the column loop with eight
-    accumulators); ``lo``/``hi`` bound the nonzero columns of each block.
+    accumulators); ``lo``/``hi`` (this group's row of `block_bounds`) bound the nonzero columns of each
+    block. A last block of fewer than four rows runs the same loop with its last row repeated (the
+    repeats are not stored), so every row is summed by the same vectorised code.
     """
     n = C.shape[0]
     nblk = lo.shape[0]
     for b in range(nblk):
         i = b * 4
+        r1 = min(i + 1, n - 1)
+        r2 = min(i + 2, n - 1)
+        r3 = min(i + 3, n - 1)
         # unsigned bounds: numba then drops its negative-index wrap-around and LLVM vectorises the loop
         l = nb.uint64(lo[b])
         h = nb.uint64(hi[b])
-        if i + 4 <= n:
-            a0 = 0.0
-            a1 = 0.0
-            a2 = 0.0
-            a3 = 0.0
-            b0 = 0.0
-            b1 = 0.0
-            b2 = 0.0
-            b3 = 0.0
-            for j in range(l, h):
-                uj = u[j]
-                vj = v[j]
-                a0 += C[i, j] * uj
-                b0 += C[i, j] * vj
-                a1 += C[i + 1, j] * uj
-                b1 += C[i + 1, j] * vj
-                a2 += C[i + 2, j] * uj
-                b2 += C[i + 2, j] * vj
-                a3 += C[i + 3, j] * uj
-                b3 += C[i + 3, j] * vj
-            out_u[i] = a0
-            out_v[i] = b0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        b0 = 0.0
+        b1 = 0.0
+        b2 = 0.0
+        b3 = 0.0
+        for j in range(l, h):
+            uj = u[j]
+            vj = v[j]
+            a0 += C[i, j] * uj
+            b0 += C[i, j] * vj
+            a1 += C[r1, j] * uj
+            b1 += C[r1, j] * vj
+            a2 += C[r2, j] * uj
+            b2 += C[r2, j] * vj
+            a3 += C[r3, j] * uj
+            b3 += C[r3, j] * vj
+        out_u[i] = a0
+        out_v[i] = b0
+        if i + 1 < n:
             out_u[i + 1] = a1
             out_v[i + 1] = b1
+        if i + 2 < n:
             out_u[i + 2] = a2
             out_v[i + 2] = b2
+        if i + 3 < n:
             out_u[i + 3] = a3
             out_v[i + 3] = b3
-        else:
-            for ii in range(i, n):
-                a = 0.0
-                bb = 0.0
-                for j in range(l, h):
-                    a += C[ii, j] * u[j]
-                    bb += C[ii, j] * v[j]
-                out_u[ii] = a
-                out_v[ii] = bb
 
 
 # ---- vectorisable sin/cos ------------------------------------------------------------------------------

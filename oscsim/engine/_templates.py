@@ -15,11 +15,20 @@ import numpy as np
 
 from .rng import fill_normals, seed_state
 
-__all__ = ["group_fixed", "group_adaptive"]
+__all__ = ["group_fixed", "group_adaptive", "step_time"]
 
 # The time integral of W over a substep d is d*W(t) + d*dw/2 plus an independent Gaussian part of standard
 # deviation d*sqrt(d)/(2*sqrt(3)): hence the factor 1/sqrt(3) on the second normal draw below.
 _INV_SQRT3 = 1.0 / np.sqrt(3.0)
+
+
+@nb.njit(cache=True, inline="always")
+def step_time(tgrid, n, t0, dt, n_steps, h_last):
+    """Start and length of step ``n``: from ``tgrid`` when there is one (`SaveAt`), else uniform with the last
+    step shortened to end at t1. (The CUDA kernel compiles the same lines.)"""
+    if tgrid.shape[0] > 0:
+        return tgrid[n], tgrid[n + 1] - tgrid[n]
+    return t0 + n * dt, (dt if n < n_steps - 1 else h_last)
 
 
 @nb.njit(cache=True)
@@ -79,12 +88,7 @@ def group_fixed(step, drift, phases, g, y0, t0, dt, n_steps, h_last, tgrid, P, s
         _accumulate(g, cs, sn, mean_re, mean_im, coh, do_coh)
         n_summ[g] += 1
     for n in range(n_steps):
-        if tgrid.shape[0] > 0:
-            t = tgrid[n]
-            h = tgrid[n + 1] - tgrid[n]
-        else:
-            t = t0 + n * dt
-            h = dt if n < n_steps - 1 else h_last
+        t, h = step_time(tgrid, n, t0, dt, n_steps, h_last)
         if noisy:
             d = h / m_sub
             sd = np.sqrt(d)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._loop import get_adaptive_loop, get_fixed_loop, run_groups
 from .custom_ode import CustomODE
-from .phase_network import PhaseNetwork
+from .phase_network import PackedPhaseNetwork, PhaseNetwork
 from .saving import SaveAt, SaveEvery, SaveSummary
 from .solution import SimulationError, Solution
 from .solvers.base import Solver
@@ -17,9 +17,10 @@ from .stuart_landau import StuartLandauNetwork
 
 __all__ = ["simulate"]
 
-_MODELS = (PhaseNetwork, StuartLandauNetwork, CustomODE)
+_MODELS = (PhaseNetwork, PackedPhaseNetwork, StuartLandauNetwork, CustomODE)
 _SAVES = (SaveEvery, SaveAt, SaveSummary)
-_OPTIONS = ("save", "seed", "brownian_substeps")
+_OPTIONS = ("save", "seed", "brownian_substeps", "backend")
+_BACKENDS = ("cpu", "cuda")
 
 
 def _real_scalar(name, v) -> float:
@@ -55,20 +56,29 @@ def _group_seeds(seed, G: int) -> np.ndarray:
     if arr.shape != (G,) or not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == object):
         raise ValueError(f"seed: per-group seeds must be an integer array of shape ({G},), got shape {arr.shape} "
                          f"dtype {arr.dtype}")
-    vals = [int(x) for x in arr.tolist()]
-    if any(not 0 <= v < 2**64 for v in vals):
-        raise ValueError("seed: per-group seeds must be integers in [0, 2**64)")
-    out[:, 0] = np.array(vals, dtype=np.uint64)
+    if arr.dtype == object:  # Python ints: checked one by one
+        vals = [int(x) for x in arr.tolist()]
+        if any(not 0 <= v < 2**64 for v in vals):
+            raise ValueError("seed: per-group seeds must be integers in [0, 2**64)")
+        out[:, 0] = np.array(vals, dtype=np.uint64)
+    else:  # an integer array (what chip inference passes): no Python loop over groups
+        if np.issubdtype(arr.dtype, np.signedinteger) and G and arr.min() < 0:
+            raise ValueError("seed: per-group seeds must be integers in [0, 2**64)")
+        out[:, 0] = arr.astype(np.uint64)
     out[:, 1] = np.uint64(0)
     return out
 
 
-def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_substeps=1, **unknown) -> Solution:
+def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_substeps=1, backend="cpu",
+             **unknown) -> Solution:
     r"""Integrate G independent oscillator networks from t0 to t1.
 
     Parameters
     ----------
-    model : PhaseNetwork, StuartLandauNetwork or CustomODE
+    model : PhaseNetwork, PackedPhaseNetwork, StuartLandauNetwork or CustomODE
+        A `PhaseNetwork` is packed once (`PhaseNetwork.pack`, kept on the object), so running the same
+        model again, or a `PackedPhaseNetwork` with new arrays (`PackedPhaseNetwork.with_arrays`), does not
+        repeat the packing.
     solver : Solver
         `EulerMaruyama`, `StochasticHeun`, `SRA1` (noise allowed), `RK4`, `Heun`, `Dopri5`
         (deterministic only).
@@ -90,6 +100,13 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     brownian_substeps : int
         m >= 1: the Brownian path is drawn on the grid dt/m and summed (with its area integrals), so a run
         with (dt, m) and one with (dt/m, 1) see the same path: this is how strong convergence is measured.
+    backend : {"cpu", "cuda"}
+        "cpu" (default): the Numba kernels on ``numba.get_num_threads()`` threads. "cuda": a phase network
+        (`PhaseNetwork` / `PackedPhaseNetwork`) with `EulerMaruyama`, `StochasticHeun`, `Heun` or `RK4` on
+        the GPU (Numba CUDA; ``NUMBA_ENABLE_CUDASIM=1`` runs it on the CPU simulator). Never chosen
+        silently, and no fallback: without a GPU it raises. Its noise comes from other streams (Philox)
+        than the CPU path's, so the same seed gives the same statistics, not the same path; deterministic
+        runs agree with the CPU path to rounding (docs/engine.md, "GPU").
 
     Returns
     -------
@@ -98,7 +115,10 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     Raises
     ------
     ValueError
-        Bad shapes, NaN/inf, negative noise, dt <= 0, noise with a deterministic solver, unknown options.
+        Bad shapes, NaN/inf, negative noise, dt <= 0, noise with a deterministic solver, unknown options, a
+        model/solver/save the chosen backend does not implement.
+    RuntimeError
+        ``backend="cuda"`` where no CUDA GPU (nor the simulator) is available.
     SimulationError
         The state became NaN/inf; names the time and the group.
 
@@ -117,6 +137,8 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
         )
     if not isinstance(model, _MODELS):
         raise ValueError(f"model: expected one of {[m.__name__ for m in _MODELS]}, got {type(model).__name__}")
+    model_name = type(model).__name__
+    model = model._engine_model()
     if not isinstance(solver, Solver):
         raise ValueError(f"solver: expected a solver instance (e.g. EulerMaruyama()), got {solver!r}")
     if save is None:
@@ -132,6 +154,10 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
         raise ValueError(f"t1: must be > t0 = {t0!r}, got {t1!r}")
     if isinstance(brownian_substeps, bool) or not isinstance(brownian_substeps, numbers.Integral) or brownian_substeps < 1:
         raise ValueError(f"brownian_substeps: must be an integer >= 1, got {brownian_substeps!r}")
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend: must be one of {', '.join(map(repr, _BACKENDS))}, got {backend!r}")
+    if backend == "cuda":
+        _check_cuda_support(model, solver)
 
     y0 = np.asarray(y0)
     if y0.dtype == object or not np.issubdtype(y0.dtype, np.number):
@@ -168,7 +194,7 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     ystate = np.array(ystate, dtype=np.float64, order="C")
     drift = model._make_drift()
     model_key = model._kernel_key()
-    stats = {"solver": type(solver).__name__, "model": type(model).__name__, "n_groups": G}
+    stats = {"solver": type(solver).__name__, "model": model_name, "n_groups": G, "backend": backend}
     span = t1 - t0
 
     if solver.adaptive:
@@ -230,14 +256,23 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     fail_t = np.zeros(G)
     sig = np.array(model._noise_rows(), dtype=np.float64, order="C") if noisy else np.zeros((1, D))
 
-    loop = get_fixed_loop(model_key, drift, phases, solver)
-    tic = time.perf_counter()
-    run_groups(loop, G, (
-        ystate, t0, dt, np.int64(n_steps), h_last, tgrid, P, sig, noisy, bool(solver.needs_area and noisy),
-        seed_u, np.int64(brownian_substeps), np.int64(model._work_size()), np.int64(max(solver.n_stages, 1)),
-        save_steps, ys, summ_on, np.int64(summ_start), np.int64(summ_every), mean_re, mean_im, coh, n_summ,
-        yfin, fail_step, fail_t))
-    stats["wall_time_s"] = time.perf_counter() - tic
+    if backend == "cuda":
+        from ._cuda import run_fixed
+
+        tic = time.perf_counter()
+        stats.update(run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noisy, seed_u,
+                               brownian_substeps, save_steps, ys, summ_on, summ_start, summ_every, mean_re,
+                               mean_im, coh, n_summ, yfin, fail_step, fail_t))
+        stats["wall_time_s"] = time.perf_counter() - tic
+    else:
+        loop = get_fixed_loop(model_key, drift, phases, solver)
+        tic = time.perf_counter()
+        run_groups(loop, G, (
+            ystate, t0, dt, np.int64(n_steps), h_last, tgrid, P, sig, noisy, bool(solver.needs_area and noisy),
+            seed_u, np.int64(brownian_substeps), np.int64(model._work_size()), np.int64(max(solver.n_stages, 1)),
+            save_steps, ys, summ_on, np.int64(summ_start), np.int64(summ_every), mean_re, mean_im, coh, n_summ,
+            yfin, fail_step, fail_t))
+        stats["wall_time_s"] = time.perf_counter() - tic
     stats["n_steps"] = n_steps
     failed = np.flatnonzero(fail_step >= 0)
     if failed.size:
@@ -265,6 +300,21 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
         coherence=coherence,
         stats=stats,
     )
+
+
+def _check_cuda_support(model, solver) -> None:
+    """What ``backend="cuda"`` implements: phase networks with the fixed-step methods below."""
+    from ._cuda import SOLVER_CODES, cuda_available
+
+    if not isinstance(model, PackedPhaseNetwork):
+        raise ValueError(f"backend='cuda': runs PhaseNetwork / PackedPhaseNetwork models, not {type(model).__name__}; "
+                         "use backend='cpu'")
+    if type(solver).__name__ not in SOLVER_CODES:
+        raise ValueError(f"backend='cuda': implements {', '.join(SOLVER_CODES)}, not {type(solver).__name__}; "
+                         "use backend='cpu'")
+    ok, why = cuda_available()
+    if not ok:
+        raise RuntimeError(f"backend='cuda': {why}")
 
 
 def _run_adaptive(model, solver, t0, t1, dt, ystate, save, P, drift, model_key, stats):

@@ -96,7 +96,7 @@ class StuartLandauNetwork(NetworkModel):
         cr = np.ascontiguousarray(C.real)
         has_im = bool(np.any(C.imag != 0))
         ci = np.ascontiguousarray(C.imag) if has_im else np.zeros((1, 0, 0))
-        lo, hi = block_bounds(C.real != 0) if not has_im else block_bounds((C != 0).astype(float))
+        lo, hi = block_bounds(C != 0)
         return (
             np.ascontiguousarray(self.a.real), np.ascontiguousarray(self.a.imag),
             np.ascontiguousarray(self.b.real), np.ascontiguousarray(self.b.imag),
@@ -112,10 +112,11 @@ def _drift_sl(t, y, g, P, ws, out):
     for j in range(n):
         x[j] = y[2 * j]
         v[j] = y[2 * j + 1]
-    fused_two_products(CR[group_index(CR.shape[0], g)], x, v, lo, hi, p1, p2)
+    gb = group_index(lo.shape[0], g)
+    fused_two_products(CR[group_index(CR.shape[0], g)], x, v, lo[gb], hi[gb], p1, p2)
     has_ci = CI.shape[1] > 0
     if has_ci:
-        fused_two_products(CI[group_index(CI.shape[0], g)], x, v, lo, hi, p3, p4)
+        fused_two_products(CI[group_index(CI.shape[0], g)], x, v, lo[gb], hi[gb], p3, p4)
     ga = group_index(aR.shape[0], g)
     gb = group_index(bR.shape[0], g)
     for i in range(n):

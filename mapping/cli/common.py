@@ -1,0 +1,74 @@
+"""What the chip subcommands share: the chip options, building the chip (or loading a chip file), the tokens.
+
+Imports only the standard library and :mod:`oscsim.cli` at module level: the chip, the model and the data load
+when a command runs, so building the parsers stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oscsim.cli import float_range
+
+__all__ = ["DEFAULT_CHECKPOINT", "DEFAULT_TOKENS", "chip_config", "add_chip_options", "chip_and_model",
+           "validation_tokens"]
+
+DEFAULT_CHECKPOINT = "kuramoto-tiny"
+DEFAULT_TOKENS = 2048  # validation tokens of the default `oscsim simulate` (16 windows of 128)
+
+
+def chip_config(args):
+    from ..config import ChipConfig, load_config
+
+    cfg = load_config(args.config) if getattr(args, "config", None) else ChipConfig()
+    if getattr(args, "ideal", False):
+        cfg = cfg.idealised()
+    if getattr(args, "kappa_tau", None) is not None:
+        cfg = cfg.with_kappa_tau(args.kappa_tau)
+    return cfg
+
+
+def add_chip_options(p) -> None:
+    """The chip-configuration options that :func:`chip_config` reads: --config, --ideal, --kappa-tau."""
+    p.add_argument("--config", metavar="TOML", help="chip configuration TOML, see examples/chip.toml (default: the 65 nm "
+                                                    "ring macromodel preset)")
+    p.add_argument("--ideal", action="store_true",
+                   help="ideal devices, no noise, no mismatch, unquantised couplings and readout")
+    p.add_argument("--kappa-tau", type=float_range(0, lo_open=True), default=None,
+                   help="override the settle window by kappa*tau_s [rad], > 0 (default: the configuration's)")
+
+
+def chip_and_model(args, cfg):
+    """(chip, meta) from a checkpoint name/path or a chip JSON file."""
+    from ..chip_io import load_chip
+    from ..compiler.build import compile as compile_chip
+    from ..model_io import load_model
+
+    src = args.checkpoint
+    if src.endswith(".json") and not Path(src).is_file():
+        raise FileNotFoundError(f"CKPT: chip file {src!r} not found")
+    if src.endswith(".json"):
+        chip = load_chip(src)
+        if getattr(args, "ideal", False) or getattr(args, "config", None):
+            raise ValueError("--ideal/--config cannot change a compiled chip file; pass the checkpoint instead")
+        return chip, {}
+    try:
+        model, meta = load_model(src)
+    except FileNotFoundError as exc:
+        if src == DEFAULT_CHECKPOINT:
+            raise FileNotFoundError(f"{exc}. The bundled checkpoint {DEFAULT_CHECKPOINT!r} is not installed yet; "
+                                    f"pass a checkpoint folder (train one with `oscsim train`)") from None
+        raise
+    return compile_chip(model, cfg, checkpoint=src), meta
+
+
+def validation_tokens(model_cfg: dict, n_tokens: int, split: str = "valid"):
+    from oscsim.data import eval_windows, load_shakespeare
+
+    T = int(model_cfg["seq_len"])
+    if n_tokens < T:
+        raise ValueError(f"--tokens must be >= {T} (one window of the model's seq_len), got {n_tokens}")
+    data = load_shakespeare().split(split)
+    n_win = max(1, n_tokens // T)
+    x, y = eval_windows(data, T, max_windows=n_win)
+    return x, y

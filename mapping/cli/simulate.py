@@ -1,0 +1,116 @@
+"""``oscsim simulate``: chip inference on held-out text, its fidelity and energy, as text or JSON.
+
+Entry point ``simulate = "mapping.cli.simulate:register"`` (group ``oscsim.commands``). The report is
+:class:`mapping.simulation.SimulationReport`; this module prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+from oscsim.cli import int_range
+
+from .common import DEFAULT_CHECKPOINT, DEFAULT_TOKENS, add_chip_options, chip_and_model, chip_config, validation_tokens
+
+__all__ = ["register", "print_report"]
+
+
+def _fmt_j(x):
+    for unit, s in (("J", 1), ("mJ", 1e-3), ("uJ", 1e-6), ("nJ", 1e-9), ("pJ", 1e-12), ("fJ", 1e-15)):
+        if abs(x) >= s:
+            return f"{x / s:.3g} {unit}"
+    return f"{x:.3g} J"
+
+
+def print_report(report, file=None) -> None:
+    """The text report of ``oscsim simulate`` (a :class:`mapping.simulation.SimulationReport`, or its dict)."""
+    rep = report.to_dict() if hasattr(report, "to_dict") else report
+    file = sys.stdout if file is None else file  # resolved per call: sys.stdout may be swapped
+    p = lambda *a: print(*a, file=file)  # noqa: E731
+    window = "" if rep.get("kappa_tau") is None else f", kappa*tau_s = {rep['kappa_tau']:.3g} rad"
+    p(f"oscsim simulate: {rep['model']} ({rep['checkpoint']}) on a {rep['device']} chip"
+      f"{' (ideal)' if rep['ideal'] else ''}{window}")
+    p(f"  validation tokens: {rep['n_tokens']} ({rep['n_tokens'] // rep['seq_len']} windows of {rep['seq_len']})")
+    if rep.get("macromodel_validity"):
+        p(f"  {rep['macromodel_validity']['message']}")
+    if rep.get("injection_write_error"):
+        p(f"  {rep['injection_write_error']['message']}")
+    p(f"  BPC closed form {rep['bpc_closed_form']:.4f} | chip {rep['bpc_chip']:.4f} | "
+      f"difference {rep['bpc_difference']:+.4f}")
+    p("  fidelity per layer (chip vs closed form, same input):")
+    for i, L in enumerate(rep["fidelity"]):
+        extra = ""
+        if L.get("phase_error_rad"):
+            extra += f", phase error {_mean(L['phase_error_rad']):.3g} rad"
+        if L.get("locked_agreement"):
+            extra += f", locked agreement {_mean(L['locked_agreement']):.3f}"
+        p(f"    layer {i}: rel. error {L['layer_rel_error']:.3g}, cosine {L['layer_cosine']:.4f}{extra}")
+    g, ph = rep["gpu_model"], rep["energy_phases"]
+    lo, up = rep["gpu_energy_bounds_j"]["lower"], rep["gpu_energy_bounds_j"]["upper"]
+    mem = "L2 SRAM" if g["memory"] == "sram" else "HBM"
+    p(f"  energy per token (attention only, {rep['energy_phase']}"
+      f"{', analog scores' if rep['analog_scores'] else ''}): chip {_fmt_j(rep['energy_per_token_chip_j'])} | "
+      f"GPU {_fmt_j(rep['energy_per_token_gpu_j'])} ({g['gpu']} {rep['gpu_bound']} bound, {g['precision']})")
+    p(f"    GPU bounds: lower {_fmt_j(lo)} (FLOPs x TDP/peak + bytes x {mem} energy) | "
+      f"upper {_fmt_j(up)} (roofline at TDP)")
+    w = rep["whole_model"]
+    p(f"    whole model: chip {_fmt_j(w['chip_j'])} | GPU {_fmt_j(w['gpu_bounds_j']['lower'])} lower / "
+      f"{_fmt_j(w['gpu_bounds_j']['upper'])} upper; array offloads {w['offloaded_fraction']:.1%} (Amdahl "
+      f"{w['amdahl_max_gain']:.3g}x)")
+    p(f"    array offloads {rep['offloaded_fraction']:.1%} of the chip's attention operations: Amdahl bound "
+      f"{rep['amdahl_max_gain']:.3g}x, this array {rep['array_gain']:.3g}x over the same chip without it")
+    for name, v in ph.items():
+        if name != rep["energy_phase"] + ("+analog_scores" if rep["analog_scores"] else ""):
+            p(f"    {name:23s} chip {_fmt_j(v['chip_j'])} | GPU {_fmt_j(v['gpu_lower_j'])} lower / "
+              f"{_fmt_j(v['gpu_upper_j'])} upper (Amdahl {v['amdahl_max_gain']:.3g}x)")
+    p(f"    chip terms ({rep['energy_phase']}; sources in --json):")
+    for k, v in sorted(rep["energy_breakdown_j"].items(), key=lambda kv: -kv[1]):
+        p(f"      {k[:-2].replace('_', ' '):22s} {_fmt_j(v):>10s} {v / rep['energy_per_token_chip_j']:6.1%}")
+    p(f"    area: {rep['area_mm2']:.4g} mm2 ({', '.join(f'{a:.4g}' for a in rep['area']['per_layer_mm2'])} per "
+      f"layer; first-order 65 nm cell sums, assumed)")
+    if rep.get("gpu_measured"):
+        p(f"  GPU measured (NVML): {rep['gpu_measured']}")
+    p(f"  simulated {rep['tokens_per_s']:.1f} tokens/s ({rep['backend']} backend)")
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def _run_simulate(args) -> int:
+    from ..simulation.report import simulate_report
+
+    cfg = chip_config(args)
+    chip, _ = chip_and_model(args, cfg)
+    if getattr(args, "analog_scores", False):  # energy only: the fidelity run is unchanged
+        import dataclasses
+
+        chip.config = chip.config.replace(energy=dataclasses.replace(chip.config.energy, analog_scores=True))
+    x, y = validation_tokens(chip.model_info["config"], args.tokens, args.split)
+    rep = simulate_report(chip, x, y, seed=args.seed, progress=False if args.json else None)
+    if args.json:
+        print(json.dumps(rep.to_dict(), indent=1, default=str))
+    else:
+        print_report(rep)
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("simulate", help="chip inference on held-out text: fidelity and energy",
+                              description="Compile (or load) a chip, run it on the bundled validation text and print "
+                                          "BPC (chip vs closed form), per-layer fidelity and energy per token.")
+    p.add_argument("checkpoint", metavar="CKPT", nargs="?", default=DEFAULT_CHECKPOINT,
+                   help=f"checkpoint name/folder or a chip JSON (default: {DEFAULT_CHECKPOINT})")
+    add_chip_options(p)
+    p.add_argument("--tokens", type=int_range(1), default=DEFAULT_TOKENS,
+                   help="validation tokens to score (whole windows, at least one window of the model's seq_len)")
+    p.add_argument("--split", default="valid", choices=("valid", "test"), help="held-out split to score")
+    p.add_argument("--seed", type=int_range(0), default=0, help="noise seed of the run (>= 0)")
+    p.add_argument("--analog-scores", action="store_true",
+                   help="energy only: first-order analog-score mode, scores measured by the oscillators "
+                        "(default: off, scores digital)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_run_simulate)

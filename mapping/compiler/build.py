@@ -1,0 +1,114 @@
+"""Compile a trained closed-form model onto an oscillator chip (:func:`compile`).
+
+The compiler never modifies the model: it reads its configuration and weights, picks the device
+(:mod:`mapping.compiler.device`) and its coupling rule, asks the backend registry that every layer can run on
+that device, draws the chip's mismatch once (seeded by ``config.mismatch_seed``), trims it, counts resources
+(:mod:`mapping.compiler.resources`) and records the unit conversions (:mod:`mapping.units`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .. import units
+from ..chip import Chip
+from ..config import ChipConfig
+from ..model_io import load_model, model_fingerprint, model_kind
+from .coupling_rule import coupling_rule
+from .device import chip_device
+from .inert import check_fields_act
+from .layers import model_kind_spec
+from .resources import total_resources
+
+__all__ = ["compile"]
+
+
+def _model_name(model) -> str:
+    try:
+        from oscsim.nn.registry import model_name
+
+        return model_name(model.config)
+    except Exception:
+        return type(model).__name__
+
+
+def _timebase(config: ChipConfig, dev, freq_sigma: float, coup_sigma: float) -> dict:
+    """The unit conversions a chip records (:mod:`mapping.units`)."""
+    D = dev.diffusion_at(config.temperature_k) if config.noise else 0.0
+    return {
+        "time_unit": "cycle (1/f0)",
+        "f0_hz": dev.f0_hz,
+        "kappa_rad_per_cycle": config.kappa,
+        "kappa_rad_per_s": units.coupling_rad_per_s(config.coupling.fraction, dev.f0_hz),
+        "settle_cycles": config.settle_cycles,
+        "settle_time_s": units.settle_time_s(config.settle_cycles, dev.f0_hz),
+        "kappa_tau": config.kappa_tau,
+        "phase_diffusion_rad2_per_s": D,
+        "sigma_rad_per_sqrt_cycle": units.noise_sigma_per_cycle(D, dev.f0_hz),
+        "freq_spread_rel": freq_sigma,
+        "coupler_spread_rel": coup_sigma,
+    }
+
+
+def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | None = None) -> Chip:
+    """Compile a trained model onto an oscillator chip.
+
+    Parameters
+    ----------
+    model : KuramotoLM, OSNModel, or str
+        The closed-form model, or a checkpoint name/path (loaded with :func:`oscsim.train.load_checkpoint`).
+        It is not modified.
+    config : ChipConfig, optional
+        Chip configuration (default: ``ChipConfig()``, the 65 nm ring macromodel).
+    checkpoint : str, optional
+        Where the model came from, recorded in the chip (set automatically when ``model`` is a name/path).
+
+    Returns
+    -------
+    Chip
+
+    Raises
+    ------
+    ValueError
+        A model a chip cannot run (a transformer, the projection ablation, top-k SSA), a layer kind no backend
+        runs on the device, or a bad config.
+    """
+    from ..backends import compile_records, require_backend
+
+    if config is None:
+        config = ChipConfig()
+    if not isinstance(config, ChipConfig):
+        raise ValueError(f"config must be a ChipConfig, got {type(config).__name__}")
+    if isinstance(model, (str, os.PathLike)):
+        checkpoint = str(model)
+        model, _ = load_model(model)
+    kind = model_kind(model)
+    spec = model_kind_spec(kind)
+    require_backend(kind, config.device)  # refused before any work when no backend runs it
+    dev = chip_device(config.device, f0_hz=config.f0_hz)
+    check_fields_act(config, kind, model.config, dev)  # every field acts or is refused (mapping.compiler.inert)
+    freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
+    coup_sigma = (config.coupling.spread if config.coupling.spread is not None
+                  else dev.coupler_spread_rel(spec.one_way_couplers))
+    coup_sigma = coup_sigma if config.mismatch else 0.0
+    rule = coupling_rule(config, dev, kind)
+    layers = spec.build_layers(model, config, freq_sigma, coup_sigma, dev, int(rule["taps"]))
+    timebase = _timebase(config, dev, freq_sigma, coup_sigma)
+    if config.calibration_temperature_k is not None:  # trimmed at T_cal, run at T: the drift adds
+        from ..periphery.drift import temperature_drift
+
+        pvt = temperature_drift(dev, config.temperature_k, config.calibration_temperature_k)
+        pvt["calibration_temperature_k"] = config.calibration_temperature_k
+        for lm in layers:
+            lm.freq_residual_rel = lm.freq_residual_rel + pvt["drift_rel"]
+        timebase["pvt"] = pvt
+    timebase.update(compile_records(config, dev, kind))  # which backend variant runs, and why (e.g. STNO model)
+    static = [{"name": n, "shape": list(t.shape)} for n, t in sorted(model.state_dict().items())]
+    info = {"name": _model_name(model), "checkpoint": checkpoint, "config": model.config.to_dict(),
+            "fingerprint": model_fingerprint(model)}
+    chip = Chip(kind=kind, config=config, device=dev, model_info=info, timebase=timebase, layers=layers,
+                static_digital=static, resources=total_resources([lm.resources for lm in layers]),
+                coupling_rule=rule)
+    chip.model = model
+    return chip

@@ -1,0 +1,120 @@
+"""The layers of a compiled chip, one builder per model kind (Kuramoto attention, SSA).
+
+A builder reads the model's configuration and weights, draws each layer's mismatch (seeded by
+``config.mismatch_seed`` and the layer index), trims it, and records the layer's quantisers, coupler-spread
+seed and resources (:mod:`mapping.compiler.resources`). :data:`MODEL_KINDS` is the table the compiler, the
+coupling rule and the inert-field check read per model kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import units
+from ..chip import LayerMap, _sha, coupler_spread_draw
+from ..periphery.quantise import Quantiser
+from .mismatch import draw_oscillators, trim
+from .resources import layer_resources
+
+__all__ = ["ModelKind", "MODEL_KINDS", "model_kind_spec", "SSA_LAYER_KINDS"]
+
+SSA_LAYER_KINDS = {"pairwise": "ssa-pairwise", "collective": "ssa1d-collective"}
+"""``ssa.mode`` -> the layer kind an SSA chip is compiled to."""
+
+
+def _layer_map(i, kind, *, config, device, freq_sigma, coup_sigma, shape, cshape, taps, res_kw, **fields):
+    """One LayerMap: the layer's mismatch draw (stream [seed, i, 1]), trim, coupler-spread seed [seed, i, 2]."""
+    rng = np.random.default_rng([config.mismatch_seed, i, 1])
+    eps, drel, pw = draw_oscillators(device, shape, rng, config.mismatch)
+    code, resid = trim(eps, freq_sigma, config.trim_bits)
+    cseed = [config.mismatch_seed, i, 2]
+    sha = _sha(coupler_spread_draw(cseed, cshape, coup_sigma)) if coup_sigma > 0 else ""
+    res = layer_resources(kind, taps=taps, coupler_bits=config.coupling.bits, **res_kw)
+    return LayerMap(index=i, kind=kind, oscillator_shape=shape, freq_trim_code=code, freq_residual_rel=resid,
+                    coupler_shape=cshape, coupler_spread_rel=coup_sigma, coupler_seed=cseed, coupler_sha256=sha,
+                    resources=res.to_dict(), diffusion_rel=drel, power_w=pw, **fields)
+
+
+def _kuramoto_layers(model, config, freq_sigma: float, coup_sigma: float, device, taps: int) -> list[LayerMap]:
+    mc = model.config
+    T, k, h = mc.seq_len, mc.k, mc.n_heads
+    kh = k // h
+    banks = 2 if (mc.bound == "norm" and mc.value == "circular" and config.norm_reference == "chip") else 1
+    if mc.value != "circular":
+        raise ValueError("the 'projection' value ablation has no Kuramoto step to put on a chip; compile a "
+                         "model with value='circular'")
+    cq = Quantiser(bits=config.coupling.bits, range=config.coupling.range, signed=False)
+    gq = Quantiser(bits=config.coupling.gain_bits, range=config.coupling.gain_range, signed=True)
+    return [_layer_map(i, "kuramoto", config=config, device=device, freq_sigma=freq_sigma, coup_sigma=coup_sigma,
+                       shape=(banks, h, kh, T), cshape=(banks, h, kh, T, T), taps=taps,
+                       res_kw={"n_heads": h, "head_dim": kh, "T": T, "banks": banks}, n_heads=h, head_dim=kh,
+                       max_tokens=T, banks=banks, lam=0.0, coupling_quantiser=cq, gain_quantiser=gq)
+            for i in range(mc.n_layers)]
+
+
+def _ssa_layers(model, config, freq_sigma: float, coup_sigma: float, device, taps: int) -> list[LayerMap]:
+    mc = model.config
+    T, h = mc.seq_len, mc.n_heads
+    kind = SSA_LAYER_KINDS[config.ssa.mode]
+    collective = kind == SSA_LAYER_KINDS["collective"]
+    if collective and mc.frequency != "scalar":
+        raise ValueError("ssa.mode = 'collective' needs an SSA-1D model (frequency='scalar': one oscillator per "
+                         "token and head); this model has vector frequencies, use ssa.mode = 'pairwise'")
+    if mc.top_k is not None:
+        raise ValueError("the sparse top-k SSA variant is not supported on the chip (top-k selection is not a "
+                         "physical operation); compile a model with top_k=None")
+    F = 1 if mc.frequency == "scalar" else mc.d_model // h
+    cq = Quantiser(bits=config.coupling.bits, range=1.0, signed=False)
+    kappa = units.coupling_rad_per_cycle(config.coupling.fraction)
+    layers = []
+    for i, blk in enumerate(model.blocks):
+        lam = kappa / float(blk.attn.K.detach())
+        layers.append(_layer_map(i, kind, config=config, device=device, freq_sigma=freq_sigma,
+                                 coup_sigma=coup_sigma, shape=(h, T) if collective else (h, T, T, 2),
+                                 cshape=(h, T, T), taps=taps, res_kw={"n_heads": h, "head_dim": F, "T": T},
+                                 n_heads=h, head_dim=F, max_tokens=T, banks=1, lam=lam, coupling_quantiser=cq,
+                                 gain_quantiser=None))
+    return layers
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """What the compiler needs to know about a model kind.
+
+    Attributes
+    ----------
+    name : str
+        'kuramoto' or 'ssa' (:func:`mapping.model_io.model_kind`).
+    matrix : str
+        The coupling matrix's name in the chip file's coupling rule.
+    one_way_couplers : bool
+        Kuramoto attention's matrix is causal and signed (one-way couplers, a negative receive gain being the
+        output-swapped coupler); SSA's pairs are symmetric (bidirectional couplers).
+    build_layers : callable
+        ``(model, config, freq_sigma, coup_sigma, device, taps) -> list[LayerMap]``.
+    article : str
+        "a Kuramoto" / "an SSA", for messages.
+    """
+
+    name: str
+    matrix: str
+    one_way_couplers: bool
+    build_layers: Callable
+    article: str
+
+
+MODEL_KINDS = {
+    "kuramoto": ModelKind("kuramoto", "kuramoto", True, _kuramoto_layers, "a Kuramoto"),
+    "ssa": ModelKind("ssa", "ssa", False, _ssa_layers, "an SSA"),
+}
+"""Model kind -> :class:`ModelKind`."""
+
+
+def model_kind_spec(kind: str) -> ModelKind:
+    """The :class:`ModelKind` of ``kind`` (ValueError naming the valid kinds)."""
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(repr(k) for k in MODEL_KINDS)}, got {kind!r}")
+    return MODEL_KINDS[kind]

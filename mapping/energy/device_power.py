@@ -1,0 +1,107 @@
+"""Device power figures of the energy model, asked of the chip's :mod:`hw_models` objects: one coupler's static
+dissipation at full scale (cached on disk: a ring's limit cycle takes seconds) and the mean oscillator power
+of the chip's instance draw.
+"""
+
+from __future__ import annotations
+
+from ..compiler.layers import model_kind_spec
+from . import constants as ec
+
+__all__ = ["coupler_static_power", "oscillator_power"]
+
+_COUPLER_CACHE: dict = {}
+
+
+def _hw_source_key() -> str:
+    """Hash of the hw_models sources (the disk cache of derived device numbers is keyed on it)."""
+    import hashlib
+    from pathlib import Path
+
+    import hw_models
+
+    h = hashlib.sha256()
+    for f in sorted(Path(hw_models.__file__).parent.glob("*.py")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:20]
+
+
+def _disk_cached(key: str, fn) -> float:
+    """``fn()`` cached on disk under ``key`` + the hw_models source hash (a ring's limit cycle takes seconds)."""
+    import json
+    import os
+    from pathlib import Path
+
+    path = Path(os.environ.get("OSCSIM_CACHE", Path.home() / ".cache" / "oscsim")) / "mapping-coupler-power.json"
+    key = f"{key}:{_hw_source_key()}"
+    try:
+        cache = json.loads(path.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    if key in cache:
+        return float(cache[key])
+    v = float(fn())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({**cache, key: v}))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return v
+
+
+def coupler_static_power(device, kind: str = "kuramoto") -> tuple[float, str]:
+    """Static dissipation of one coupler at full scale [W] and its source.
+
+    Parameters
+    ----------
+    device : mapping.compiler.device.ChipDevice
+        The chip's device (``chip.device``).
+    kind : {'kuramoto', 'ssa'}
+        The chip kind, whose coupling matrix the coupler realises (one-way signed, or symmetric).
+
+    Notes
+    -----
+    With hw_models device objects (``device.coupler(matrix).power(oscillator)``) the chip's own coupler is asked;
+    otherwise ring levels use ``hw_models.coupler_power`` of the 65 nm ring preset with its resistive coupler.
+    Bidirectional couplers are charged at Δ = π/2 (the mean over uniformly spread phase differences for
+    near-sinusoidal node waveforms). Spin-torque electrical coupling without a coupler power: assumed
+    (:data:`mapping.energy.constants.STNO_COUPLER_W`). Every coupler is charged at full scale (an upper estimate).
+    """
+    one_way = model_kind_spec(kind).one_way_couplers
+    name = device.name
+    ck = (name, kind, repr(device.oscillator))
+    if ck in _COUPLER_CACHE:
+        return _COUPLER_CACHE[ck]
+    full = " at full scale (an upper estimate: a coupler programmed to w dissipates about w times this)"
+    osc = device.oscillator
+    if device.is_stno:
+        out = (ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source)
+    elif device.is_ring:  # the chip's own coupler for its matrix, asked directly
+        c = device.coupler(one_way)
+        p = _disk_cached(f"{name}:{kind}:{c!r}", lambda: c.power(osc))
+        out = (p, f"hw_models {type(c).__name__}.power(device) of the chip's {kind} coupler" + full)
+    else:  # ideal devices: the 65 nm ring preset's coupler of the same kind, assumed
+        from hw_models import RingOscillator, cmos_65nm_ring
+
+        ring = RingOscillator(cmos_65nm_ring())
+        c = ring.coupler(one_way=one_way)
+        p = _disk_cached(f"cmos_65nm_ring:{kind}:{c!r}", lambda: c.power(ring))
+        out = (p, f"{name} device charged as the 65 nm ring's {type(c).__name__} (assumed): hw_models "
+                  f"{type(c).__name__}.power(device)" + full)
+    _COUPLER_CACHE[ck] = out
+    return out
+
+
+def oscillator_power(chip) -> float:
+    """Mean oscillator power [W]: over the chip's per-instance draw where it carries one, else the nominal."""
+    import numpy as np
+
+    draws = [np.asarray(lm.power_w, float) for lm in chip.layers if getattr(lm, "power_w", None) is not None]
+    if draws and all(np.any(d) for d in draws):
+        return float(np.mean([d.mean() for d in draws]))
+    return float(chip.device.power_w)
+
+

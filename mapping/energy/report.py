@@ -1,0 +1,101 @@
+"""The energy report of a chip: chip and GPU per token on the same terms, both phases, attention and whole model.
+
+The headline (``energy_per_token_chip_j`` vs ``energy_per_token_gpu_j``) is attention only, in the phase
+``chip.config.energy.phase``, against the GPU bound ``chip.config.energy.gpu_bound``; the whole model adds the
+embedding, feed-forward and output head, digital on either machine. The gain over the GPU factorises as
+(GPU / digital-only chip) × (array gain ≤ Amdahl bound).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import constants as ec
+from .area import chip_area
+from .chip_terms import LAYER_ENERGY, PHASES, ChipEnergySpec, chip_energy
+from .gpu import gpu_energy_per_token
+from .ops import model_cost
+
+__all__ = ["energy_report"]
+
+
+def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict:
+    """Chip and GPU energy per token on the same terms (DESIGN §5.5), the headline and everything behind it.
+
+    The headline (``energy_per_token_chip_j`` vs ``energy_per_token_gpu_j``) is attention only, in the phase
+    ``chip.config.energy.phase``, against the GPU bound ``chip.config.energy.gpu_bound``; ``headline`` says so.
+
+    Returns
+    -------
+    dict with the keys of :func:`chip_energy_per_token` plus ``energy_per_token_gpu_j``,
+    ``gpu_energy_bounds_j`` {lower, upper}, ``gpu`` (the GPU model dict), ``whole_model`` {chip_j, gpu_j,
+    gpu_bounds_j, offloaded_fraction, amdahl_max_gain}, ``phases`` (prefill and decode, with and without
+    analog scores where applicable), ``gain_vs_gpu``, ``area_mm2``, ``area``, ``headline``.
+    """
+    ecfg = chip.config.energy
+    gpu = gpu or ecfg.gpu
+    T = T or chip.layers[0].max_tokens
+    spec = replace(ChipEnergySpec.from_chip(chip, T), gpu=gpu)
+    mc, L = chip.model_info["config"], len(chip.layers)
+    rest = model_cost(chip.kind, mc)
+    e_op = ec.op_energy_j(spec.digital_precision)
+    e_w_rest = ec.sram_j_per_bit(rest["weights"] * ec.BYTES[spec.digital_precision])
+
+    def rest_chip_j(phase):
+        reuse = spec.batch * (T if phase == "prefill" else 1)
+        return rest["flops"] * e_op + rest["weights"] * ec.BYTES[spec.digital_precision] * 8 * e_w_rest / reuse
+
+    scores = LAYER_ENERGY[chip.layers[0].kind].digital_scores  # the analog-score mode applies
+    phases = {}
+    for ph in PHASES:
+        for an in ((False, True) if scores else (False,)):
+            ce = chip_energy(spec, ph, an)
+            ga = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph,
+                                      batch=spec.batch)
+            gw = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph,
+                                      scope="whole", batch=spec.batch)
+            whole_chip = ce["energy_per_token_chip_j"] + rest_chip_j(ph)
+            whole_off = ce["ops"]["offloaded"] / (ce["ops"]["offloaded"] + ce["ops"]["chip_digital"] + rest["flops"])
+            phases[ph + ("+analog_scores" if an else "")] = {
+                "chip_j": ce["energy_per_token_chip_j"], "gpu_lower_j": ga["lower_j"], "gpu_upper_j": ga["upper_j"],
+                "offloaded_fraction": ce["offloaded_fraction"], "amdahl_max_gain": ce["amdahl_max_gain"],
+                "array_gain": ce["array_gain"], "digital_only_chip_j": ce["digital_only_chip_j"],
+                "whole_model": {"chip_j": whole_chip, "gpu_lower_j": gw["lower_j"], "gpu_upper_j": gw["upper_j"],
+                                "offloaded_fraction": whole_off, "amdahl_max_gain": 1 / (1 - whole_off)},
+                "largest_term": max(ce["breakdown"], key=ce["breakdown"].get),
+            }
+    ph = ecfg.phase
+    ce = chip_energy(spec, ph, ecfg.analog_scores)
+    ge = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph, batch=spec.batch)
+    gw = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph, scope="whole",
+                              batch=spec.batch)
+    bound = ecfg.gpu_bound
+    g_head = ge[f"{bound}_j"]
+    whole_chip = ce["energy_per_token_chip_j"] + rest_chip_j(ph)
+    whole_off = ce["ops"]["offloaded"] / (ce["ops"]["offloaded"] + ce["ops"]["chip_digital"] + rest["flops"])
+    area = chip_area(chip)
+    chip_j = ce["energy_per_token_chip_j"]
+    largest = max(ce["breakdown"], key=ce["breakdown"].get)
+    headline = (f"attention only, {ph}{', analog scores' if ce['analog_scores'] else ''}: chip {chip_j:.3g} J vs "
+                f"{gpu} {bound} bound {g_head:.3g} J ({spec.gpu_precision}) per token; "
+                f"{'chip' if chip_j < g_head else 'GPU'} lower by {max(chip_j, g_head) / min(chip_j, g_head):.3g}x; "
+                f"array offloads {ce['offloaded_fraction']:.1%} of the chip's operations (Amdahl bound "
+                f"{ce['amdahl_max_gain']:.3g}x, array gain {ce['array_gain']:.3g}x); largest chip term {largest} "
+                f"({ce['breakdown'][largest] / chip_j:.0%})")
+    return {
+        **ce,
+        "energy_per_token_gpu_j": g_head,
+        "gpu_energy_bounds_j": {"lower": ge["lower_j"], "upper": ge["upper_j"]},
+        "gpu_bound": bound, "gpu": ge,
+        "whole_model": {"chip_j": whole_chip, "gpu_j": gw[f"{bound}_j"],
+                        "gpu_bounds_j": {"lower": gw["lower_j"], "upper": gw["upper_j"]},
+                        "offloaded_fraction": whole_off, "amdahl_max_gain": 1 / (1 - whole_off),
+                        "sources": {"chip_j": f"attention chip + embedding, feed-forward and head on the digital "
+                                              f"periphery ({spec.digital_precision}, 65 nm) with weight SRAM reads",
+                                    "gpu_j": gw["sources"][f"{bound}_j"]}},
+        "gain_vs_gpu": g_head / chip_j,
+        "periphery_gain": g_head / ce["digital_only_chip_j"],
+        "phases": phases,
+        "area_mm2": area["area_mm2"], "area": area,
+        "headline": headline,
+    }

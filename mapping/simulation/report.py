@@ -1,0 +1,137 @@
+"""The report of one chip simulation (``oscsim simulate``, sweeps, notebooks): :class:`SimulationReport`.
+
+One typed record of a run on held-out text: what ran (chip, device, backend, seed), how well (BPC of the chip
+and the closed form, per-layer fidelity), at what cost (the energy report of :mod:`mapping.energy` for the
+same tokens, the area), and what the chip's models say about themselves (macromodel validity, injection write
+error). :meth:`SimulationReport.to_dict` is the JSON of ``oscsim simulate --json`` (keys in docs/mapping.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["SimulationReport", "simulate_report"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulationReport:
+    """One chip simulation on held-out text.
+
+    Attributes
+    ----------
+    checkpoint, model : str or None
+        The checkpoint (bundled name or path) and the model's registry name.
+    device, chip_kind : str
+        The chip's device and kind.
+    ideal : bool
+        The chip's config is the idealised one (no noise, mismatch or quantisation).
+    seed : int
+        Noise seed of the run.
+    n_tokens, seq_len : int
+        Tokens scored and tokens per window.
+    bpc_closed_form, bpc_chip : float
+        Bits per character of the closed-form model and of the chip.
+    fidelity : list of dict
+        Per-layer fidelity (chip vs closed form on the same input), :class:`mapping.fidelity.LayerFidelity`.
+    kappa_tau : float or None
+        κτ_s of a Kuramoto chip's settle window [rad]; None on SSA chips (their windows are ``config.ssa``'s).
+    timebase, resources : dict
+        The chip's unit conversions and resource totals.
+    tokens_per_s, chip_wall_s : float
+        Simulated tokens per second and the chip simulation's wall time [s].
+    backend : str
+        What integrated the layers.
+    energy : dict or None
+        :func:`mapping.energy.energy_report` of the chip for ``seq_len`` tokens (None when not asked).
+    gpu_measured : dict or None
+        NVML measurement of the closed-form attention (None without a CUDA GPU).
+    macromodel_validity, injection_write_error : dict or None
+        What :meth:`mapping.chip.Chip.macromodel_validity` and :meth:`~mapping.chip.Chip.injection_write_error`
+        say.
+    """
+
+    checkpoint: str | None
+    model: str | None
+    device: str
+    chip_kind: str
+    ideal: bool
+    seed: int
+    n_tokens: int
+    seq_len: int
+    bpc_closed_form: float
+    bpc_chip: float
+    fidelity: list
+    kappa_tau: float | None
+    timebase: dict
+    resources: dict
+    tokens_per_s: float
+    chip_wall_s: float
+    backend: str
+    energy: dict | None = None
+    gpu_measured: dict | None = None
+    macromodel_validity: dict | None = None
+    injection_write_error: dict | None = None
+
+    @property
+    def bpc_difference(self) -> float:
+        """Chip BPC minus closed-form BPC."""
+        return self.bpc_chip - self.bpc_closed_form
+
+    def to_dict(self) -> dict:
+        """The JSON layout of ``oscsim simulate --json`` (documented in docs/mapping.md)."""
+        en = self.energy or {}
+        rep = {
+            "checkpoint": self.checkpoint, "model": self.model, "device": self.device, "ideal": self.ideal,
+            "n_tokens": self.n_tokens, "seq_len": self.seq_len, "bpc_closed_form": self.bpc_closed_form,
+            "bpc_chip": self.bpc_chip, "bpc_difference": self.bpc_difference,
+        }
+        if self.energy is not None:
+            rep.update({
+                "energy_per_token_chip_j": en["energy_per_token_chip_j"],
+                "energy_per_token_gpu_j": en["energy_per_token_gpu_j"],
+                "gpu_energy_bounds_j": en["gpu_energy_bounds_j"], "gpu_bound": en["gpu_bound"],
+                "energy_headline": en["headline"], "energy_phase": en["phase"], "analog_scores": en["analog_scores"],
+                "whole_model": en["whole_model"], "offloaded_fraction": en["offloaded_fraction"],
+                "amdahl_max_gain": en["amdahl_max_gain"], "array_gain": en["array_gain"],
+                "gain_vs_gpu": en["gain_vs_gpu"], "digital_only_chip_j": en["digital_only_chip_j"],
+                "energy_phases": en["phases"], "energy_timeline_s": en["timeline_s"],
+                "analog_score_noise": en.get("analog_score_noise"), "area_mm2": en["area_mm2"], "area": en["area"],
+                "energy_breakdown_j": en["breakdown"], "sram_breakdown_j": en["sram_breakdown_j"],
+                "energy_sources": en["sources"], "gpu_model": en["gpu"],
+            })
+        rep.update({
+            "gpu_measured": self.gpu_measured,
+            "energy_scope": en.get("scope"),
+            "chip_kind": self.chip_kind,
+            # the Kuramoto settle window; None on SSA chips, which have no kappa*tau_s (see "timebase", config.ssa)
+            "kappa_tau": self.kappa_tau,
+            "timebase": self.timebase, "resources": self.resources, "fidelity": self.fidelity,
+            "tokens_per_s": self.tokens_per_s, "chip_wall_s": self.chip_wall_s, "backend": self.backend,
+            "seed": self.seed, "macromodel_validity": self.macromodel_validity,
+            "injection_write_error": self.injection_write_error,
+        })
+        return rep
+
+
+def simulate_report(chip, x, y, *, seed: int = 0, progress=None, gpu: str | None = None, energy: bool = True,
+                    measure_gpu: bool = True, batch_size: int | None = None, warn: bool = True) -> SimulationReport:
+    """Run chip inference on windows ``x`` (B, T) scored against ``y`` (B, T) and report it.
+
+    ``energy``: add the energy report for T tokens (``gpu``: another GPU than the config's); ``measure_gpu``:
+    measure the closed-form attention with NVML where a CUDA GPU is present; ``warn``: warn when the chip is
+    outside the macromodel's validity map.
+    """
+    from ..energy import energy_report, measure_gpu_energy
+    from .inference import run
+
+    res = run(chip, x, seed=seed, progress=progress, batch_size=batch_size)
+    b = res.bpc(y)
+    return SimulationReport(
+        checkpoint=chip.model_info.get("checkpoint"), model=chip.model_info.get("name"), device=chip.device.name,
+        chip_kind=chip.kind, ideal=chip.config == chip.config.idealised(kappa_tau=None), seed=seed,
+        n_tokens=int(x.numel()), seq_len=int(x.shape[1]), bpc_closed_form=b["bpc_closed_form"],
+        bpc_chip=b["bpc_chip"], fidelity=res.layers, kappa_tau=chip.settle_window_rad, timebase=chip.timebase,
+        resources=chip.resources, tokens_per_s=res.tokens_per_s, chip_wall_s=res.wall_s, backend=res.backend,
+        energy=energy_report(chip, x.shape[1], gpu=gpu) if energy else None,
+        gpu_measured=measure_gpu_energy(chip.model, x[: min(8, len(x))]) if measure_gpu else None,
+        macromodel_validity=chip.macromodel_validity(warn=warn), injection_write_error=chip.injection_write_error())
