@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
-from oscsim.bench.attention import _inputs, _modules, rss_peak_bytes
+from oscsim.bench.attention import _inputs, _modules, _time_interleaved, rss_peak_bytes
 
 N = 4096
 CASES = ("sdpa", "lean", "parts")
@@ -50,15 +48,8 @@ def main(argv: list[str]) -> None:
                              check=True)
         res[f"peak_MiB_{case}"] = int(out.stdout.split()[-1]) / 2**20
     fns = _cases()
-    best = {case: math.inf for case in fns}
     with torch.no_grad():
-        for fn in fns.values():
-            fn()
-        for _ in range(rounds):
-            for case, fn in fns.items():
-                t0 = time.perf_counter()
-                fn()
-                best[case] = min(best[case], time.perf_counter() - t0)
+        best = _time_interleaved(fns, rounds)
         res["max_abs_lean_vs_parts"] = float((fns["lean"]() - fns["parts"]()).abs().max())
     res.update(best_s=best, time_vs_sdpa={c: best[c] / best["sdpa"] for c in best},
                mem_vs_sdpa={c: res[f"peak_MiB_{c}"] / res["peak_MiB_sdpa"] for c in ("lean", "parts")},

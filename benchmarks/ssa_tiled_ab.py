@@ -14,16 +14,15 @@ Usage: ``python benchmarks/ssa_tiled_ab.py REV [N] [ROUNDS]``
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import torch
 import torch.nn.functional as F
 
+from oscsim.bench.attention import _time_interleaved
 from oscsim.nn.ssa_tiled import ssa_tiled as ssa_new
 
 _FILES = ("ssa_tiled", "ssa_tiled_numba", "ssa_constants")
@@ -65,15 +64,8 @@ def main(argv: list[str]) -> None:
             fns[name] = lambda fn=fn: fn(omega, v, alpha, c)
             fns[f"{name}_drift"] = lambda fn=fn: fn(omega, v, alpha, c, drift=drift)
         load_before = os.getloadavg()
-        best = {case: math.inf for case in fns}
         with torch.no_grad():
-            for fn in fns.values():
-                fn()
-            for _ in range(rounds):
-                for case, fn in fns.items():
-                    t0 = time.perf_counter()
-                    fn()
-                    best[case] = min(best[case], time.perf_counter() - t0)
+            best = _time_interleaved(fns, rounds)
             diff = {d: float((fns[f"old{d}"]() - fns[f"new{d}"]()).abs().max()) for d in ("", "_drift")}
     print(json.dumps({"rev_old": rev, "N": n, "rounds": rounds, "threads": torch.get_num_threads(),
                       "load_before": load_before, "load_after": os.getloadavg(), "best_s": best,
