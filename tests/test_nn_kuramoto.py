@@ -174,3 +174,18 @@ def test_lean_inference_memory_within_three_times_sdpa():
         sdpa = peak_memory_bytes(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v))
         lean = peak_memory_bytes(lambda: att(theta))
     assert lean < 3 * sdpa, (lean, sdpa)
+
+
+def test_lean_inference_path_bit_identical_on_the_bundled_model():
+    # `oscsim eval` and the closed-form side of `oscsim simulate` run forward() without autograd (the lean
+    # path); chip inference runs parts(). On the bundled model their logits must agree to the bit, at a batch
+    # large enough that the token loop takes several chunks
+    from oscsim.train.checkpoint import load_checkpoint, resolve_checkpoint
+
+    model = load_checkpoint(resolve_checkpoint("kuramoto-tiny"))[0].eval()
+    tokens = torch.randint(0, model.config.vocab_size, (64, model.config.seq_len),
+                           generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        lean = model(tokens)
+        via_parts = model(tokens, attn_override=lambda i, theta, parts: parts.delta)
+    assert torch.equal(lean, via_parts)
