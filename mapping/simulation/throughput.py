@@ -134,11 +134,16 @@ def _chip_rate(model, device: str, x, timed: bool):
     from ..config import ChipConfig
     from .inference import run
 
-    chip = compile_chip(model, ChipConfig(device=device))
-    with engine_timers() if timed else contextlib.nullcontext() as acc:
-        r = run(chip, x, seed=0, progress=False, closed_form=False)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # the default chip's own statements, kept in the result
+        warnings.simplefilter("always")
+        chip = compile_chip(model, ChipConfig(device=device))
+        with engine_timers() if timed else contextlib.nullcontext() as acc:
+            r = run(chip, x, seed=0, progress=False, closed_form=False)
     out = {"tokens_per_s": r.n_tokens / r.wall_s, "tokens": r.n_tokens, "windows": int(x.shape[0]),
-           "tokens_per_window": int(x.shape[1]), "wall_s": r.wall_s, "backend": r.backend}
+           "tokens_per_window": int(x.shape[1]), "wall_s": r.wall_s, "backend": r.backend,
+           "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught})}
     return out, acc
 
 

@@ -68,6 +68,22 @@ def checked_block_bounds(name: str, coupling: np.ndarray) -> tuple[np.ndarray, n
     return lo, hi
 
 
+@nb.njit(cache=True, boundscheck=False, inline="always")
+def _row_span(row, n):
+    """First and last nonzero column of a row (n, -1 when none) and its count of non-finite entries;
+    branch-free over the whole row (LLVM vectorises it): every entry is read for the finiteness."""
+    f = n
+    la = -1
+    nf = 0
+    for j in range(n):
+        x = row[j]
+        nz = x != 0.0
+        f = min(f, j if nz else n)
+        la = max(la, j if nz else -1)
+        nf += not (abs(x) < np.inf)
+    return f, la, nf
+
+
 @nb.njit(cache=True, boundscheck=False)
 def _bounds_and_finite(c, align):
     g_count, n = c.shape[0], c.shape[2]
@@ -80,16 +96,7 @@ def _bounds_and_finite(c, align):
             first = n
             last = -1
             for i in range(b * BLOCK, min(b * BLOCK + BLOCK, n)):
-                # branch-free over the whole row (LLVM vectorises it): every entry is read for the finiteness
-                f = n
-                la = -1
-                nf = 0
-                for j in range(n):
-                    x = c[g, i, j]
-                    nz = x != 0.0
-                    f = min(f, j if nz else n)
-                    la = max(la, j if nz else -1)
-                    nf += not (abs(x) < np.inf)
+                f, la, nf = _row_span(c[g, i], n)
                 first = min(first, f)
                 last = max(last, la)
                 bad += nf
@@ -238,24 +245,13 @@ def coupling_product(base, base_index, row_gain, elem=None, elem_index=None, *, 
     C : (G, N, N) float64, lo, hi : (G, ceil(N/4)) int64 (`block_bounds` of C), bad : int
         ``bad`` is the number of non-finite entries of C (0 for finite factors).
     """
-    base = np.ascontiguousarray(base, dtype=np.float64)
     row_gain = np.ascontiguousarray(row_gain, dtype=np.float64)
     G, n = row_gain.shape
-    if base.ndim != 3 or base.shape[1:] != (n, n):
-        raise ValueError(f"base: expected shape (K, {n}, {n}), got {base.shape}")
-    base_index = np.ascontiguousarray(base_index, dtype=np.int64)
-    if base_index.shape != (G,) or (G and (base_index.min() < 0 or base_index.max() >= base.shape[0])):
-        raise ValueError(f"base_index: expected ({G},) indices in [0, {base.shape[0]})")
+    base, base_index = _factor("base", base, "base_index", base_index, G, n)
     if elem is None:
-        elem = np.zeros((0, n, n))
-        elem_index = np.zeros(G, dtype=np.int64)
+        elem, elem_index = np.zeros((0, n, n)), np.zeros(G, dtype=np.int64)
     else:
-        elem = np.ascontiguousarray(elem, dtype=np.float64)
-        if elem.ndim != 3 or elem.shape[1:] != (n, n):
-            raise ValueError(f"elem: expected shape (L, {n}, {n}), got {elem.shape}")
-        elem_index = np.ascontiguousarray(elem_index, dtype=np.int64)
-        if elem_index.shape != (G,) or (G and (elem_index.min() < 0 or elem_index.max() >= elem.shape[0])):
-            raise ValueError(f"elem_index: expected ({G},) indices in [0, {elem.shape[0]})")
+        elem, elem_index = _factor("elem", elem, "elem_index", elem_index, G, n)
     if out is None:
         out = np.empty((G, n, n))
     elif out.shape != (G, n, n) or out.dtype != np.float64 or not out.flags.c_contiguous or not out.flags.writeable:
@@ -279,6 +275,17 @@ def coupling_product(base, base_index, row_gain, elem=None, elem_index=None, *, 
     return out, lo, hi, int(bad.sum())
 
 
+def _factor(name, mats, index_name, index, G, n):
+    """A (K, n, n) float64 factor and its (G,) indices into it, checked."""
+    mats = np.ascontiguousarray(mats, dtype=np.float64)
+    if mats.ndim != 3 or mats.shape[1:] != (n, n):
+        raise ValueError(f"{name}: expected shape (K, {n}, {n}), got {mats.shape}")
+    index = np.ascontiguousarray(index, dtype=np.int64)
+    if index.shape != (G,) or (G and (index.min() < 0 or index.max() >= mats.shape[0])):
+        raise ValueError(f"{index_name}: expected ({G},) indices in [0, {mats.shape[0]})")
+    return mats, index
+
+
 @nb.njit(cache=True, nogil=True, boundscheck=False)
 def _product_groups(g_first, g_step, base, base_index, row_gain, elem, elem_index, out, lo, hi, bad, align):
     n = out.shape[2]
@@ -300,14 +307,8 @@ def _product_groups(g_first, g_step, base, base_index, row_gain, elem, elem_inde
                 else:
                     for j in range(n):
                         om[i, j] = bm[i, j] * r
-                f = n
-                la = -1
-                for j in range(n):  # branch-free, as in `_bounds_and_finite` (LLVM vectorises it)
-                    x = om[i, j]
-                    nz = x != 0.0
-                    f = min(f, j if nz else n)
-                    la = max(la, j if nz else -1)
-                    nf += not (abs(x) < np.inf)
+                f, la, nfr = _row_span(om[i], n)
+                nf += nfr
                 first = min(first, f)
                 last = max(last, la)
             if last >= 0:
