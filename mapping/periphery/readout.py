@@ -35,6 +35,7 @@ energy (for :mod:`mapping.energy`): :func:`readout_window_s` and :func:`readout_
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -310,7 +311,7 @@ def read_free_running(readout: PhaseReadout, phases, omega, sigma, *, seed: int,
     sb = None if samples is None else samples.reshape(samples.shape[0], banks, B, -1)
     meas = np.empty_like(yb)
 
-    fused = sb is None and readout.response == "cosine"
+    fused = sb is None and readout.response == "cosine" and fused_trig_is_numpys()
     if fused:  # the window's samples are never stored (see _fused_read)
         sqdt = np.sqrt(np.diff(np.concatenate([[0.0], times])))
         alpha = 0.0 if readout.bandwidth_fraction is None else 1.0 - math.exp(
@@ -328,6 +329,26 @@ def read_free_running(readout: PhaseReadout, phases, omega, sigma, *, seed: int,
 
     _each_block(read, banks * B)
     return meas.reshape(G, T)
+
+
+@functools.lru_cache(maxsize=1)
+def fused_trig_is_numpys() -> bool:
+    """Whether the compiled readout's cos/sin (libm, as Numba calls it) give NumPy's bits on this machine.
+
+    NumPy calls libm for float64 cos/sin where it has no SIMD version of them, but uses its own vector code on
+    some CPUs (e.g. AVX-512 builds with SVML): there the fused readout would change the last bits of every
+    figure, so :func:`read_free_running` keeps the NumPy chain. Checked once per process on 4,096 probe phases."""
+    x = np.random.default_rng(0).uniform(-40.0, 40.0, 4096)
+    c, s = np.empty_like(x), np.empty_like(x)
+    _cos_sin(x, c, s)
+    return bool(np.array_equal(c, np.cos(x)) and np.array_equal(s, np.sin(x)))
+
+
+@numba.njit(cache=True, nogil=True)
+def _cos_sin(x, c, s):
+    for i in range(x.shape[0]):
+        c[i] = np.cos(x[i])
+        s[i] = np.sin(x[i])
 
 
 def _fused_read(readout: PhaseReadout, theta_end, omega, sigma, times, sqdt, alpha: float, rng) -> np.ndarray:
