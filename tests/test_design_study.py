@@ -131,3 +131,17 @@ def test_unknown_field_and_impossible_constraints_are_refused_before_any_work(sp
     with pytest.raises(ValueError, match="cannot be met together by any of .* corner designs"):
         run_design(load_design_spec(p), tmp_path / "y", workers=0, progress=False)
     assert not (tmp_path / "y").exists()
+
+
+@pytest.mark.slow
+def test_tpe_and_a_dask_cluster_give_the_same_trials(spec_path, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    p = tmp_path / "tpe.toml"
+    p.write_text(SPEC.replace('sampler = "nsga2"', 'sampler = "tpe"'))
+    spec = load_design_spec(p)
+    ref = run_design(spec, tmp_path / "ref", workers=0, progress=False)
+    assert (ref["state"] == "COMPLETE").all()
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=40) as c:
+        _same(run_design(spec, tmp_path / "dask", scheduler=c.scheduler_address, progress=False), ref)

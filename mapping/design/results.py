@@ -3,7 +3,8 @@
 - ``trials.parquet``: a row per trial in trial order: ``trial``, ``state`` (COMPLETE / FAIL / RUNNING), the
   searched fields (dotted names), the objectives, ``feasible`` and one ``constraint: ...`` column per
   constraint (its violation, ≤ 0 when met, relative to the bound), ``on_front``, every metric of
-  :func:`mapping.design.evaluate.trial_metrics`, ``error``, ``config_json`` (the full chip config), the
+  :func:`mapping.design.evaluate.trial_metrics`, ``error``, ``same_as`` (the earlier trial of the same design
+  whose result was copied rather than recomputed), ``config_json`` (the full chip config), the
   measured ``wall_s`` / ``chip_wall_s`` (not functions of the trial) and ``spec_hash``.
 - ``front.parquet``: the rows on the front (complete, feasible, non-dominated over the objectives).
 - ``report.json`` / ``report.md``: the verdict (:func:`verdict`) and the best design's energy decomposition.
@@ -72,6 +73,7 @@ def trials_table(study, spec: DesignSpec):
             row[f"constraint: {c}"] = cons[i] if cons is not None else math.nan
         row.update({k: v for k, v in m.items() if k not in row})
         row["error"] = ua.get("error")
+        row["same_as"] = ua.get("same_as")  # a design equal to an earlier trial's: its result, copied
         row["config_json"] = ua.get("config_json")
         row.update({c: (ua.get("measured") or {}).get(c) for c in MEASURED_COLUMNS})
         row["spec_hash"] = spec.spec_hash

@@ -61,6 +61,13 @@ _KINDS = ("uniform", "loguniform", "int", "choice")
 _TOP_KEYS = ("name", "checkpoint", "chip", "sampler", "seed", "trials", "population", "objectives", "constraints",
              "tokens", "space", "seeds")
 _OPS = ("<=", ">=")
+#: Sections whose fields are not design choices the search may make today: [energy] chooses what is reported
+#: (phase, batch, the GPU and its bound) or assumes a saving whose accuracy the chip run does not simulate
+#: (digital_precision: the fidelity run computes the periphery in fp32; analog_scores: the scores are not yet
+#: computed through the mixers) — a search would take such a saving for free.
+_NOT_SEARCHABLE = {"energy": "the [energy] section chooses what is reported (phase, batch, the GPU) or assumes a "
+                             "saving the chip run does not simulate (digital_precision, analog_scores), which a "
+                             "search would take for free; set it in the base chip"}
 _MAX_TRIALS = 100_000
 
 
@@ -280,6 +287,8 @@ def config_of(base: ChipConfig, params: dict) -> ChipConfig:
 def _dimension(name: str, d, base_tree: dict) -> Dimension:
     where = f'space."{name}"'
     _check_field(name, base_tree, where)
+    if name.split(".")[0] in _NOT_SEARCHABLE:
+        raise ValueError(f"{where} cannot be searched: {_NOT_SEARCHABLE[name.split('.')[0]]}")
     if not isinstance(d, dict) or len(d) != 1:
         raise ValueError(f"{where} must be one of {{{' | '.join(k + ' = [...]' for k in _KINDS)}}}, got {d!r}")
     (kind, p), = d.items()

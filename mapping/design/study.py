@@ -370,8 +370,13 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
             b = (min(t.number for t in running) if running else n) // P
             for m in range(n, min((b + 1) * P, N)):  # ask the rest of the batch, each from its own seed
                 _ask(spec, study, m, dists)
-            batch = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.RUNNING]
-            results, tasks, configs = {}, [], {}
+            stored = study.get_trials(deepcopy=False)
+            batch = [t for t in stored if t.state == TrialState.RUNNING]
+            # a design already evaluated (NSGA-II offspring can equal a parent) is not evaluated again: the same
+            # config and noise seed give the same row, so the result is copied (deterministic either way)
+            known = {t.user_attrs["config_json"]: t for t in stored
+                     if t.state.is_finished() and t.user_attrs.get("config_json") and "metrics" in t.user_attrs}
+            results, tasks, configs, same = {}, [], {}, {}
             for t in batch:
                 if set(t.params) != set(spec.fields):
                     results[t.number] = {"error": f"incomplete parameters {sorted(t.params)}; not evaluated"}
@@ -381,8 +386,19 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
                 except (ValueError, TypeError) as exc:
                     results[t.number] = {"error": f"not a valid chip config: {exc}"}
                     continue
+                tree = config_to_dict(cfg)
+                key = json.dumps(tree, sort_keys=True)
+                if key in known:
+                    src = known[key].user_attrs
+                    results[t.number] = {k: src[k] for k in ("config_json", "metrics", "constraints") if k in src}
+                    results[t.number].update(same_as=known[key].number, measured={})
+                    continue
+                if key in same:  # an earlier trial of this batch: copied once it is evaluated
+                    same[key].append(t.number)
+                    continue
+                same[key] = [t.number]
                 configs[t.number] = cfg
-                tasks.append(_task(spec, t.number, t.params, config_to_dict(cfg)))
+                tasks.append(_task(spec, t.number, t.params, tree))
 
             def sink(row: dict) -> None:
                 k = int(row["point_index"])
@@ -400,7 +416,9 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
                     except Exception as exc:  # a failing trial is a result
                         res["error"] = f"{type(exc).__name__}: {exc}"
                 results[k] = res
-                bar.update(1)
+                for j in same[row["config_json"]][1:]:
+                    results[j] = {**res, "same_as": k, "measured": {}}
+                bar.update(len(same[row["config_json"]]))
 
             _evaluate(tasks, workers, scheduler, sink)
             for k in sorted(results):  # told in trial order, whatever order they finished in
