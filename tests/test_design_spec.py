@@ -101,6 +101,8 @@ def test_verdict_names_the_bound():
     df["bpc_loss"] = [0.3, 0.2]
     v = verdict(df, spec)
     assert v["best_trial"] is None and "No feasible design reaches a BPC loss <= 0.05" in v["text"]
+    assert v["closest_trial"] == 1 and "It does not beat the GPU's lower bound" not in v["text"]  # 10 nJ < 100 nJ
+    assert "beats the GPU's lower bound by 10x" in v["text"]
 
 
 def test_gain_cell_anchor_normalisation():

@@ -56,6 +56,10 @@ def reference(spec_path, tmp_path_factory):
     out = tmp_path_factory.mktemp("ref")
     df = run_design(load_design_spec(spec_path), out, workers=0, progress=False)
     assert (df["state"] == "COMPLETE").all(), df["error"].tolist()
+    for f in ("front.parquet", "report.md", "report.json", "front.html", "plots/bpc_loss_vs_energy.png",
+              "plots/area_vs_energy.svg", "plots/latency_vs_energy.png"):
+        assert (out / f).is_file(), f
+    assert "hovertemplate" in (out / "front.html").read_text()
     return df
 
 

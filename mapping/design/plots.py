@@ -17,12 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .results import VERDICT_BPC_LOSS
+from .results import VERDICT_BPC_LOSS, fmt_value
 from .spec import DesignSpec
 
 __all__ = ["plot_design", "LOSS_FLOOR"]
 
 LOSS_FLOOR = 1e-4  # bits/char: the bottom of the log BPC-loss axis
+_STYLE = {"gpu_lower_j": "--", "gpu_upper_j": "-.", "anchor_j": ":"}
 
 
 def _refs(df) -> dict:
@@ -37,7 +38,7 @@ def _refs(df) -> dict:
 
 
 def _hover(row, spec: DesignSpec) -> str:
-    design = "<br>".join(f"{f} = {row[f]!r}" for f in spec.fields)
+    design = "<br>".join(f"{f} = {fmt_value(row[f])}" for f in spec.fields)
     return (f"trial {int(row['trial'])}<br>{design}<br>BPC loss {row['bpc_loss']:.4g}<br>"
             f"energy {row['energy_per_token_j'] * 1e9:.4g} nJ/token<br>area {row['area_mm2']:.4g} mm²<br>"
             f"latency {row['latency_per_token_s'] * 1e9:.4g} ns/token<br>largest term {row['largest_term']}")
@@ -60,10 +61,11 @@ def plot_design(df, spec: DesignSpec, plot_dir: str | Path, *, verdict: dict | N
     refs = _refs(ok)
     groups = (("all trials", ok, "0.7", 14), ("feasible", ok[ok["feasible"]], "tab:blue", 18),
               ("front", ok[ok["on_front"]], "tab:red", 30))
-    views = (("bpc_loss_vs_energy", "loss_plot", "BPC loss [bits/char]"), ("area_vs_energy", "area_mm2", "area [mm²]"),
-             ("latency_vs_energy", "latency_ns", "latency per token [ns] (provisional)"))
+    views = (("bpc_loss_vs_energy", "loss_plot", "BPC loss [bits/char]", "bpc_loss", 1.0),
+             ("area_vs_energy", "area_mm2", "area [mm²]", "area_mm2", 1.0),
+             ("latency_vs_energy", "latency_ns", "latency per token [ns] (provisional)", "latency_per_token_s", 1e9))
     paths = []
-    for name, ycol, ylabel in views:
+    for name, ycol, ylabel, metric, scale in views:
         fig, ax = plt.subplots(figsize=(7, 5))
         for label, g, color, size in groups:
             if not len(g):
@@ -73,10 +75,13 @@ def plot_design(df, spec: DesignSpec, plot_dir: str | Path, *, verdict: dict | N
             if floor.any():
                 ax.scatter(g.loc[floor, "energy_nj"], g.loc[floor, ycol], s=size, c=color, marker="v", zorder=3)
         for key, (v, label, varies) in refs.items():
-            ax.axvline(v * 1e9, ls="--" if "gpu" in key else ":", c="k" if "gpu" in key else "tab:green", lw=1,
+            ax.axvline(v * 1e9, ls=_STYLE[key], c="k" if "gpu" in key else "tab:green", lw=1,
                        label=f"{label} {v * 1e9:.3g} nJ{' (median; varies)' if varies else ''}")
         if ycol == "loss_plot":
             ax.axhline(VERDICT_BPC_LOSS, c="tab:orange", lw=1, label=f"BPC loss {VERDICT_BPC_LOSS:g}")
+        for c in spec.constraints:
+            if c.metric == metric and c.bound * scale > 0:
+                ax.axhline(c.bound * scale, c="tab:purple", lw=1, ls=":", label=f"constraint {c}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("chip energy per token, attention layers [nJ]")
@@ -115,7 +120,8 @@ def _html(ok, spec: DesignSpec, refs: dict, path: Path) -> Path:
                                      text=g["hover"], hovertemplate="%{text}<extra></extra>"), row=1, col=col)
     for key, (v, label, _) in refs.items():
         for col in (1, 2, 3):
-            fig.add_vline(x=v * 1e9, line_dash="dash" if "gpu" in key else "dot", line_width=1, row=1, col=col,
+            fig.add_vline(x=v * 1e9, line_dash={"--": "dash", "-.": "dashdot", ":": "dot"}[_STYLE[key]], line_width=1,
+                          row=1, col=col,
                           annotation_text=label if col == 1 else None, annotation_font_size=9)
     for col, title in enumerate(("BPC loss [bits/char]", "area [mm²]", "latency per token [ns]"), start=1):
         fig.update_xaxes(type="log", title_text="energy per token [nJ]", row=1, col=col)

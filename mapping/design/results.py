@@ -22,7 +22,7 @@ import numpy as np
 from .spec import DesignSpec
 
 __all__ = ["trials_table", "front_mask", "pareto_mask", "verdict", "write_results", "load_trials",
-           "VERDICT_BPC_LOSS", "MEASURED_COLUMNS"]
+           "VERDICT_BPC_LOSS", "MEASURED_COLUMNS", "fmt_value"]
 
 #: The BPC loss at which the verdict names the best design (issue 20 item 7).
 VERDICT_BPC_LOSS = 0.05
@@ -45,10 +45,13 @@ def pareto_mask(values) -> np.ndarray:
 
 
 def front_mask(df, spec: DesignSpec) -> np.ndarray:
-    """The front: complete, feasible trials not dominated over the spec's objectives."""
+    """The front: complete, feasible trials not dominated over the spec's objectives (a trial whose result was
+    copied from an earlier one of the same design is represented by that one)."""
     if not len(df):
         return np.zeros(0, bool)
     cand = (df["state"] == "COMPLETE").to_numpy() & df["feasible"].to_numpy(bool)
+    if "same_as" in df:  # a copied result is its source trial's design, shown once
+        cand &= df["same_as"].isna().to_numpy()
     vals = np.full((len(df), len(spec.objectives)), np.nan)
     for j, o in enumerate(spec.objectives):
         if o in df:
@@ -91,6 +94,15 @@ def load_trials(out: str | Path):
     return pd.read_parquet(Path(out) / "trials.parquet")
 
 
+def fmt_value(v) -> str:
+    """A searched value as a reader wants it: 4 significant digits for floats, None as 'none'."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "none"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
 def _nj(x: float) -> str:
     return f"{x * 1e9:.4g} nJ"
 
@@ -115,28 +127,28 @@ def verdict(df, spec: DesignSpec) -> dict:
         out["text"] = f"No trial completed ({len(df)} trials, {int((df['state'] == 'FAIL').sum())} failed)."
         return out
     cand = ok[ok["feasible"] & (ok["bpc_loss"] <= VERDICT_BPC_LOSS)]
-    if cand.empty:
-        low = ok.loc[ok["bpc_loss"].idxmin()]
-        out["text"] = (f"No feasible design reaches a BPC loss <= {VERDICT_BPC_LOSS:g}: the lowest loss found is "
-                       f"{low['bpc_loss']:.4g} bits/char (trial {int(low['trial'])}, {_nj(low['energy_per_token_j'])}"
-                       f" per token). The search cannot name a design at the stated loss; widen the space or relax "
-                       f"the constraints.")
-        return out
-    b = cand.loc[cand["energy_per_token_j"].idxmin()]
+    reached = not cand.empty
+    if reached:
+        b = cand.loc[cand["energy_per_token_j"].idxmin()]
+    else:  # name the closest design instead, and what bounds its energy
+        pool = ok[ok["feasible"]] if ok["feasible"].any() else ok
+        b = pool.loc[pool["bpc_loss"].idxmin()]
     e, lo, hi, anc = (float(b[k]) for k in ("energy_per_token_j", "gpu_lower_j", "gpu_upper_j", "anchor_j"))
     terms = {k.removeprefix("energy_"): float(b[k]) for k in b.index
              if k.startswith("energy_") and k.endswith("_j") and k != "energy_per_token_j" and math.isfinite(b[k])}
     terms = dict(sorted(terms.items(), key=lambda kv: -kv[1]))
     largest = next(iter(terms))
     floor = float(b["floor_without_array_j"])
-    design = ", ".join(f"{f} = {b[f]!r}" for f in spec.fields)
-    out.update(best_trial=int(b["trial"]), ratio_to_gpu_lower=e / lo, ratio_to_anchor=e / anc,
-               decomposition_j=terms, gpu_lower_j=lo, gpu_upper_j=hi, anchor_j=anc, energy_per_token_j=e,
-               bpc_loss=float(b["bpc_loss"]), area_mm2=float(b["area_mm2"]),
-               latency_per_token_s=float(b["latency_per_token_s"]), design=design)
-    head = (f"Best design at BPC loss <= {VERDICT_BPC_LOSS:g}: trial {int(b['trial'])} ({design}), BPC loss "
-            f"{b['bpc_loss']:.4g}, {_nj(e)} per token, {b['area_mm2']:.4g} mm^2, "
-            f"{b['latency_per_token_s'] * 1e9:.4g} ns per token (provisional latency). ")
+    design = ", ".join(f"{f} = {fmt_value(b[f])}" for f in spec.fields)
+    out.update(best_trial=int(b["trial"]) if reached else None, closest_trial=None if reached else int(b["trial"]),
+               ratio_to_gpu_lower=e / lo, ratio_to_anchor=e / anc, decomposition_j=terms, gpu_lower_j=lo,
+               gpu_upper_j=hi, anchor_j=anc, energy_per_token_j=e, bpc_loss=float(b["bpc_loss"]),
+               area_mm2=float(b["area_mm2"]), latency_per_token_s=float(b["latency_per_token_s"]), design=design)
+    what = (f"{int(b['trial'])} ({design}), BPC loss {b['bpc_loss']:.4g}, {_nj(e)} per token, {b['area_mm2']:.4g} "
+            f"mm^2, {b['latency_per_token_s'] * 1e9:.4g} ns per token (provisional latency). ")
+    head = (f"Best design at BPC loss <= {VERDICT_BPC_LOSS:g}: trial {what}" if reached else
+            f"No feasible design reaches a BPC loss <= {VERDICT_BPC_LOSS:g}; the search cannot name a design at that "
+            f"loss (widen the space or relax the constraints). The closest, with the lowest loss, is trial {what}")
     ref = (f"GPU ({spec.base.energy.gpu}, {spec.base.energy.gpu_precision}) lower bound {_nj(lo)}, upper {_nj(hi)}; "
            f"gain-cell attention anchor {_nj(anc)} (normalised to this model and window). ")
     share = terms[largest] / e
@@ -153,7 +165,8 @@ def verdict(df, spec: DesignSpec) -> dict:
         bound = (f"The array's terms are {_nj(e - floor)} of it; the rest (periphery and SRAM) is {_nj(floor)}, below "
                  f"the GPU's lower bound, so the array terms bound it: {largest} is the largest.")
         out["bounded_by"] = largest
-    out["text"] = (head + f"No design at that loss beats the GPU's lower bound: this one spends {e / lo:.3g}x it. "
+    beaten = "No design at that loss beats" if reached else "It does not beat"
+    out["text"] = (head + f"{beaten} the GPU's lower bound: {'this one ' if reached else 'it '}spends {e / lo:.3g}x it. "
                    + ref + f"Its largest term is {largest} ({share:.0%} of its energy). " + bound)
     return out
 
@@ -165,7 +178,8 @@ def _report_md(spec: DesignSpec, v: dict, df) -> str:
              f"{v.get('n_trials', 0)} trials, {v.get('n_complete', 0)} complete, {v.get('n_feasible', 0)} feasible, "
              f"{v.get('n_front', 0)} on the front.", "", "## Verdict", "", v["text"], ""]
     if v.get("decomposition_j"):
-        lines += ["## Energy of the best design, per token", "", "| term | nJ | share |", "|---|---|---|"]
+        which = "best" if v.get("best_trial") is not None else "closest"
+        lines += [f"## Energy of the {which} design, per token", "", "| term | nJ | share |", "|---|---|---|"]
         e = v["energy_per_token_j"]
         lines += [f"| {k} | {x * 1e9:.4g} | {x / e:.1%} |" for k, x in v["decomposition_j"].items()]
         lines += [""]
