@@ -51,10 +51,11 @@ def register_design(subparsers) -> None:
     p.add_argument("--out", metavar="DIR", required=True, help="design folder (created, or resumed)")
     p.add_argument("--workers", type=int, default=1, help="local worker processes (0: in this process)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="evaluate on a running dask.distributed scheduler (e.g. tcp://host:8786) instead")
+                   help="evaluate on a running dask.distributed scheduler, e.g. tcp://host:8786 (default: local processes)")
     p.add_argument("--storage", metavar="URL", default=None,
-                   help="RDB storage URL of the study (e.g. postgresql://user:pw@host/db; default: sqlite DIR/study.db)")
-    p.add_argument("--trials", type=int, default=None, help="override the spec's trial count (more extends the study)")
+                   help="RDB storage URL of the study, e.g. postgresql://user:pw@host/db (default: the SQLite file "
+                        "DIR/study.db)")
+    p.add_argument("--trials", type=int, default=None, help="trials in all, more than before extends the study (default: the spec's)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (no progress bar)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run_design)

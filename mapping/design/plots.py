@@ -17,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .results import VERDICT_BPC_LOSS, fmt_value
-from .spec import DesignSpec
+from .spec import VERDICT_BPC_LOSS, DesignSpec, fmt_value
 
 __all__ = ["plot_design", "LOSS_FLOOR"]
 

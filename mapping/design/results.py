@@ -19,13 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .spec import DesignSpec
+from .plots import plot_design
+from .spec import VERDICT_BPC_LOSS, DesignSpec, fmt_value
 
 __all__ = ["trials_table", "front_mask", "pareto_mask", "verdict", "write_results", "load_trials",
            "VERDICT_BPC_LOSS", "MEASURED_COLUMNS", "fmt_value"]
 
-#: The BPC loss at which the verdict names the best design (issue 20 item 7).
-VERDICT_BPC_LOSS = 0.05
 #: Columns that are measurements of the run, not functions of the trial.
 MEASURED_COLUMNS = ("wall_s", "chip_wall_s")
 
@@ -92,15 +91,6 @@ def load_trials(out: str | Path):
     import pandas as pd
 
     return pd.read_parquet(Path(out) / "trials.parquet")
-
-
-def fmt_value(v) -> str:
-    """A searched value as a reader wants it: 4 significant digits for floats, None as 'none'."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "none"
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 def _nj(x: float) -> str:
@@ -205,7 +195,5 @@ def write_results(study, spec: DesignSpec, out: str | Path, *, T: int | None = N
     _atomic_write_bytes(out / "report.json", json.dumps(v, indent=1, default=str).encode())
     _atomic_write_bytes(out / "report.md", _report_md(spec, v, df).encode())
     if plots and len(df) and (df["state"] == "COMPLETE").any():
-        from .plots import plot_design
-
         plot_design(df, spec, out / "plots", verdict=v)
     return df

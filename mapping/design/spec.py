@@ -43,11 +43,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..config import ChipConfig, config_from_dict, config_to_dict, load_config, read_toml
 from ..sweep.spec import TokenSpec, _canonical, _check_field, _is_int, _none, _normalise, _set
 
 __all__ = ["Dimension", "Constraint", "DesignSpec", "load_design_spec", "design_spec_from_dict", "METRICS",
-           "SAMPLERS", "config_of"]
+           "SAMPLERS", "VERDICT_BPC_LOSS", "config_of", "fmt_value"]
 
 #: Metrics a design is judged on: name -> (unit, lowest physically possible value). All are minimised.
 METRICS = {
@@ -69,6 +71,8 @@ _NOT_SEARCHABLE = {"energy": "the [energy] section chooses what is reported (pha
                              "saving the chip run does not simulate (digital_precision, analog_scores), which a "
                              "search would take for free; set it in the base chip"}
 _MAX_TRIALS = 100_000
+#: The BPC loss at which the verdict names the best design (issue 20 item 7).
+VERDICT_BPC_LOSS = 0.05
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -274,6 +278,15 @@ class DesignSpec:
     @property
     def study_name(self) -> str:
         return f"oscsim-design-{self.spec_hash}"
+
+
+def fmt_value(v) -> str:
+    """A searched value as a reader wants it: 4 significant digits for floats, None as 'none'."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "none"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 def config_of(base: ChipConfig, params: dict) -> ChipConfig:
