@@ -7,16 +7,30 @@ Public API::
     spec = load_design_spec("examples/design-small.toml")   # fields, ranges, objectives, constraints checked
     trials = run_design(spec, "results/design-small", workers=2)   # Optuna study in DIR/study.db, resumable
     # DIR/trials.parquet, DIR/front.parquet, DIR/report.md (the verdict), DIR/plots/, DIR/front.html
+
+The names below are loaded from their module on first use (PEP 562), so that registering ``oscsim design``
+imports nothing heavy.
 """
 
-from .evaluate import GAIN_CELL_ANCHOR, anchor_j_per_token, trial_metrics
-from .results import VERDICT_BPC_LOSS, front_mask, load_trials, pareto_mask, trials_table, verdict, write_results
-from .spec import METRICS, SAMPLERS, Constraint, DesignSpec, Dimension, config_of, design_spec_from_dict, load_design_spec
-from .study import DesignDirError, check_space, run_design, storage_url
+import importlib
 
-__all__ = [
-    "Constraint", "DesignDirError", "DesignSpec", "Dimension", "GAIN_CELL_ANCHOR", "METRICS", "SAMPLERS",
-    "VERDICT_BPC_LOSS", "anchor_j_per_token", "check_space", "config_of", "design_spec_from_dict", "front_mask",
-    "load_design_spec", "load_trials", "pareto_mask", "run_design", "storage_url", "trial_metrics", "trials_table",
-    "verdict", "write_results",
-]
+_EXPORTS = {
+    "GAIN_CELL_ANCHOR": "evaluate", "anchor_j_per_token": "evaluate", "trial_metrics": "evaluate",
+    "MEASURED_COLUMNS": "results", "front_mask": "results", "load_trials": "results", "pareto_mask": "results",
+    "trials_table": "results", "verdict": "results", "write_results": "results",
+    "METRICS": "spec", "SAMPLERS": "spec", "VERDICT_BPC_LOSS": "spec", "Constraint": "spec", "DesignSpec": "spec",
+    "Dimension": "spec", "config_of": "spec", "design_spec_from_dict": "spec", "load_design_spec": "spec",
+    "DesignDirError": "study", "check_space": "study", "run_design": "study", "storage_url": "study",
+    "plot_design": "plots",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__
