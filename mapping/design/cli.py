@@ -1,0 +1,61 @@
+"""``oscsim design`` (an entry point of the ``oscsim`` CLI); heavy modules are imported inside the run function."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["register_design"]
+
+
+def _run_design(args) -> int:
+    from .spec import load_design_spec
+    from .study import run_design
+
+    if args.workers < 0:
+        raise ValueError(f"--workers must be >= 0 (0: in this process), got {args.workers}")
+    spec = load_design_spec(args.spec)  # every field and both ends of every range validated here
+    if args.trials is not None:
+        import dataclasses
+
+        spec = dataclasses.replace(spec, trials=args.trials)
+    if not args.json:
+        where = (f"on the Dask cluster at {args.scheduler}" if args.scheduler else
+                 f"on {args.workers} local worker process(es)" if args.workers else "in this process")
+        print(f"oscsim design: {spec.name}: {spec.trials} trials ({spec.sampler}, seed {spec.seed}, population "
+              f"{spec.population}; spec {spec.spec_hash}) into {args.out} {where}", file=sys.stderr)
+    progress = False if (args.json or args.no_progress) else None
+    run_design(spec, args.out, workers=args.workers, scheduler=args.scheduler, storage=args.storage,
+               progress=progress, spec_text=Path(args.spec).read_text())
+    report = json.loads((Path(args.out) / "report.json").read_text())
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(report["text"])
+        print(f"tables {Path(args.out) / 'trials.parquet'}, {Path(args.out) / 'front.parquet'}; report "
+              f"{Path(args.out) / 'report.md'}; plots {Path(args.out) / 'plots'}, page {Path(args.out) / 'front.html'}")
+    return 0
+
+
+def register_design(subparsers) -> None:
+    p = subparsers.add_parser(
+        "design", help="multi-objective design search over chip fields (Optuna; resumable; local processes or Dask)",
+        description="Search the chip designs of a design spec (TOML; see examples/design-small.toml and "
+                    "docs/design.md) for the front of BPC loss, energy per token, area and latency under "
+                    "constraints. Trials persist in DIR/study.db (or --storage); rerunning the same command "
+                    "resumes an interrupted study. The same spec and seed give the same trials whatever the "
+                    "executor. Writes DIR/trials.parquet, DIR/front.parquet, DIR/report.md, DIR/plots and "
+                    "DIR/front.html.")
+    p.add_argument("spec", metavar="SPEC", help="design spec TOML")
+    p.add_argument("--out", metavar="DIR", required=True, help="design folder (created, or resumed)")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes (0: in this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="evaluate on a running dask.distributed scheduler, e.g. tcp://host:8786 (default: local processes)")
+    p.add_argument("--storage", metavar="URL", default=None,
+                   help="RDB storage URL of the study, e.g. postgresql://user:pw@host/db (default: the SQLite file "
+                        "DIR/study.db)")
+    p.add_argument("--trials", type=int, default=None, help="trials in all, more than before extends the study (default: the spec's)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (no progress bar)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run_design)

@@ -1,0 +1,199 @@
+"""Results of a design search: the trials table, the front, the verdict, written into the design folder.
+
+- ``trials.parquet``: a row per trial in trial order: ``trial``, ``state`` (COMPLETE / FAIL / RUNNING), the
+  searched fields (dotted names), the objectives, ``feasible`` and one ``constraint: ...`` column per
+  constraint (its violation, ≤ 0 when met, relative to the bound), ``on_front``, every metric of
+  :func:`mapping.design.evaluate.trial_metrics`, ``error``, ``same_as`` (the earlier trial of the same design
+  whose result was copied rather than recomputed), ``config_json`` (the full chip config), the
+  measured ``wall_s`` / ``chip_wall_s`` (not functions of the trial) and ``spec_hash``.
+- ``front.parquet``: the rows on the front (complete, feasible, non-dominated over the objectives).
+- ``report.json`` / ``report.md``: the verdict (:func:`verdict`) and the best design's energy decomposition.
+- ``plots/``: :func:`mapping.design.plots.plot_design`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .plots import plot_design
+from .spec import VERDICT_BPC_LOSS, DesignSpec, fmt_value
+
+__all__ = ["trials_table", "front_mask", "pareto_mask", "verdict", "write_results", "load_trials",
+           "VERDICT_BPC_LOSS", "MEASURED_COLUMNS", "fmt_value"]
+
+#: Columns that are measurements of the run, not functions of the trial.
+MEASURED_COLUMNS = ("wall_s", "chip_wall_s")
+
+
+def pareto_mask(values) -> np.ndarray:
+    """Mask of the non-dominated rows of ``values`` (n, m), every column minimised; rows with a NaN are never
+    on the front; equal rows do not dominate each other."""
+    v = np.asarray(values, float)
+    if v.ndim != 2:
+        raise ValueError(f"values must be 2-D (designs x objectives), got shape {v.shape}")
+    ok = np.isfinite(v).all(axis=1)
+    front = np.zeros(len(v), bool)
+    for i in np.nonzero(ok)[0]:
+        dom = ok & (v <= v[i]).all(axis=1) & (v < v[i]).any(axis=1)
+        front[i] = not dom.any()
+    return front
+
+
+def front_mask(df, spec: DesignSpec) -> np.ndarray:
+    """The front: complete, feasible trials not dominated over the spec's objectives (a trial whose result was
+    copied from an earlier one of the same design is represented by that one)."""
+    if not len(df):
+        return np.zeros(0, bool)
+    cand = (df["state"] == "COMPLETE").to_numpy() & df["feasible"].to_numpy(bool)
+    if "same_as" in df:  # a copied result is its source trial's design, shown once
+        cand &= df["same_as"].isna().to_numpy()
+    vals = np.full((len(df), len(spec.objectives)), np.nan)
+    for j, o in enumerate(spec.objectives):
+        if o in df:
+            vals[:, j] = df[o].to_numpy(float)
+    vals[~cand] = np.nan
+    return pareto_mask(vals)
+
+
+def trials_table(study, spec: DesignSpec):
+    """The trials of ``study`` as a DataFrame, one row per trial in trial order (see the module notes)."""
+    import pandas as pd
+
+    rows = []
+    for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
+        ua = t.user_attrs
+        m = ua.get("metrics") or {}
+        row = {"trial": t.number, "state": t.state.name, **{f: t.params.get(f) for f in spec.fields}}
+        row.update({o: m.get(o, math.nan) for o in spec.objectives})
+        cons = ua.get("constraints")
+        row["feasible"] = bool(t.state.name == "COMPLETE" and cons is not None and all(c <= 0 for c in cons))
+        for i, c in enumerate(spec.constraints):
+            row[f"constraint: {c}"] = cons[i] if cons is not None else math.nan
+        row.update({k: v for k, v in m.items() if k not in row})
+        row["error"] = ua.get("error")
+        row["same_as"] = ua.get("same_as")  # a design equal to an earlier trial's: its result, copied
+        row["config_json"] = ua.get("config_json")
+        row.update({c: (ua.get("measured") or {}).get(c) for c in MEASURED_COLUMNS})
+        row["spec_hash"] = spec.spec_hash
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if len(df):
+        df.insert(df.columns.get_loc("feasible") + 1, "on_front", front_mask(df, spec))
+    return df
+
+
+def load_trials(out: str | Path):
+    """The trials table of a design folder (``DIR/trials.parquet``)."""
+    import pandas as pd
+
+    return pd.read_parquet(Path(out) / "trials.parquet")
+
+
+def _nj(x: float) -> str:
+    return f"{x * 1e9:.4g} nJ"
+
+
+def verdict(df, spec: DesignSpec) -> dict:
+    """The best design at BPC loss ≤ :data:`VERDICT_BPC_LOSS` against the GPU's lower bound, or what bounds it.
+
+    Returns
+    -------
+    dict with ``text`` (the verdict in words), ``best_trial`` (or None), ``ratio_to_gpu_lower``,
+    ``decomposition_j`` (the best design's terms, largest first), ``bounded_by``, the counts and the reference
+    lines (``gpu_lower_j``, ``gpu_upper_j``, ``anchor_j`` of the best design).
+    """
+    out = {"threshold_bpc_loss": VERDICT_BPC_LOSS, "n_trials": int(len(df)), "best_trial": None}
+    if not len(df):
+        out["text"] = "No trial has finished."
+        return out
+    ok = df[df["state"] == "COMPLETE"]
+    out["n_complete"], out["n_feasible"] = int(len(ok)), int(ok["feasible"].sum()) if len(ok) else 0
+    out["n_front"] = int(df["on_front"].sum())
+    if "bpc_loss" not in ok or not len(ok):
+        out["text"] = f"No trial completed ({len(df)} trials, {int((df['state'] == 'FAIL').sum())} failed)."
+        return out
+    cand = ok[ok["feasible"] & (ok["bpc_loss"] <= VERDICT_BPC_LOSS)]
+    reached = not cand.empty
+    if reached:
+        b = cand.loc[cand["energy_per_token_j"].idxmin()]
+    else:  # name the closest design instead, and what bounds its energy
+        pool = ok[ok["feasible"]] if ok["feasible"].any() else ok
+        b = pool.loc[pool["bpc_loss"].idxmin()]
+    e, lo, hi, anc = (float(b[k]) for k in ("energy_per_token_j", "gpu_lower_j", "gpu_upper_j", "anchor_j"))
+    terms = {k.removeprefix("energy_"): float(b[k]) for k in b.index
+             if k.startswith("energy_") and k.endswith("_j") and k != "energy_per_token_j" and math.isfinite(b[k])}
+    terms = dict(sorted(terms.items(), key=lambda kv: -kv[1]))
+    largest = next(iter(terms))
+    floor = float(b["floor_without_array_j"])
+    design = ", ".join(f"{f} = {fmt_value(b[f])}" for f in spec.fields)
+    out.update(best_trial=int(b["trial"]) if reached else None, closest_trial=None if reached else int(b["trial"]),
+               ratio_to_gpu_lower=e / lo, ratio_to_anchor=e / anc, decomposition_j=terms, gpu_lower_j=lo,
+               gpu_upper_j=hi, anchor_j=anc, energy_per_token_j=e, bpc_loss=float(b["bpc_loss"]),
+               area_mm2=float(b["area_mm2"]), latency_per_token_s=float(b["latency_per_token_s"]), design=design)
+    what = (f"{int(b['trial'])} ({design}), BPC loss {b['bpc_loss']:.4g}, {_nj(e)} per token, {b['area_mm2']:.4g} "
+            f"mm^2, {b['latency_per_token_s'] * 1e9:.4g} ns per token (provisional latency). ")
+    head = (f"Best design at BPC loss <= {VERDICT_BPC_LOSS:g}: trial {what}" if reached else
+            f"No feasible design reaches a BPC loss <= {VERDICT_BPC_LOSS:g}; the search cannot name a design at that "
+            f"loss (widen the space or relax the constraints). The closest, with the lowest loss, is trial {what}")
+    ref = (f"GPU ({spec.base.energy.gpu}, {spec.base.energy.gpu_precision}) lower bound {_nj(lo)}, upper {_nj(hi)}; "
+           f"gain-cell attention anchor {_nj(anc)} (normalised to this model and window). ")
+    share = terms[largest] / e
+    if e < lo:
+        out["bounded_by"] = None
+        out["text"] = head + f"It beats the GPU's lower bound by {lo / e:.3g}x. " + ref
+        return out
+    if floor >= lo:
+        bound = (f"Without any array term (every oscillator, coupler, DAC, clock, detector and ADC charge at zero) it "
+                 f"would still spend {_nj(floor)}, {floor / lo:.3g}x the GPU's lower bound: the digital periphery and "
+                 f"SRAM bound it, not the array.")
+        out["bounded_by"] = "periphery and SRAM (floor_without_array_j)"
+    else:
+        bound = (f"The array's terms are {_nj(e - floor)} of it; the rest (periphery and SRAM) is {_nj(floor)}, below "
+                 f"the GPU's lower bound, so the array terms bound it: {largest} is the largest.")
+        out["bounded_by"] = largest
+    beaten = "No design at that loss beats" if reached else "It does not beat"
+    out["text"] = (head + f"{beaten} the GPU's lower bound: {'this one ' if reached else 'it '}spends {e / lo:.3g}x it. "
+                   + ref + f"Its largest term is {largest} ({share:.0%} of its energy). " + bound)
+    return out
+
+
+def _report_md(spec: DesignSpec, v: dict, df) -> str:
+    lines = [f"# Design search {spec.name}", "", f"spec hash {spec.spec_hash}; sampler {spec.sampler}, seed "
+             f"{spec.seed}, population {spec.population}; objectives {', '.join(spec.objectives)}; constraints "
+             f"{', '.join(map(str, spec.constraints)) or 'none'}.", "",
+             f"{v.get('n_trials', 0)} trials, {v.get('n_complete', 0)} complete, {v.get('n_feasible', 0)} feasible, "
+             f"{v.get('n_front', 0)} on the front.", "", "## Verdict", "", v["text"], ""]
+    if v.get("decomposition_j"):
+        which = "best" if v.get("best_trial") is not None else "closest"
+        lines += [f"## Energy of the {which} design, per token", "", "| term | nJ | share |", "|---|---|---|"]
+        e = v["energy_per_token_j"]
+        lines += [f"| {k} | {x * 1e9:.4g} | {x / e:.1%} |" for k, x in v["decomposition_j"].items()]
+        lines += [""]
+    front = df[df["on_front"]] if len(df) else df
+    if len(front):
+        cols = ["trial", *spec.fields, *spec.objectives]
+        lines += ["## Front", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for _, r in front.sort_values(spec.objectives[0]).iterrows():
+            lines.append("| " + " | ".join(f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_results(study, spec: DesignSpec, out: str | Path, *, T: int | None = None, plots: bool = True):
+    """Write the tables, the report and the plots of ``study`` into ``out``; returns the trials table."""
+    from ..sweep.run import _atomic_write_bytes, _write_df
+
+    out = Path(out)
+    df = trials_table(study, spec)
+    if len(df):
+        _write_df(df, out / "trials.parquet")
+        _write_df(df[df["on_front"]].reset_index(drop=True), out / "front.parquet")
+    v = verdict(df, spec)
+    _atomic_write_bytes(out / "report.json", json.dumps(v, indent=1, default=str).encode())
+    _atomic_write_bytes(out / "report.md", _report_md(spec, v, df).encode())
+    if plots and len(df) and (df["state"] == "COMPLETE").any():
+        plot_design(df, spec, out / "plots", verdict=v)
+    return df
