@@ -113,9 +113,9 @@ def test_gain_cell_anchor_normalisation():
 
 
 def test_adapter_reads_the_row_and_derives_the_static_metrics():
-    from mapping.area import chip_area
+    from mapping.energy.area import chip_area
     from mapping.compiler import compile as compile_chip
-    from mapping.compiler import load_model
+    from mapping.model_io import load_model
     from mapping.config import ChipConfig
     from mapping.energy import energy_report
 

@@ -77,7 +77,8 @@ def trial_metrics(config, model, T: int, row: dict | None = None, *, checkpoint:
         ``latency_per_token_s``, ``latency_per_pass_s`` [s], ``tokens_per_pass``, ``phase``, ``kind``.
     """
     from ..compiler import compile as compile_chip
-    from ..energy import ARRAY_TERMS, energy_report
+    from ..energy import energy_report
+    from ..energy.chip_terms import ARRAY_TERMS
 
     chip = compile_chip(model, config.replace(mismatch=False), checkpoint=checkpoint)
     rep = energy_report(chip, T)

@@ -184,16 +184,16 @@ def _report_md(spec: DesignSpec, v: dict, df) -> str:
 
 def write_results(study, spec: DesignSpec, out: str | Path, *, T: int | None = None, plots: bool = True):
     """Write the tables, the report and the plots of ``study`` into ``out``; returns the trials table."""
-    from ..sweep.run import _atomic_write_bytes, _write_df
+    from ..sweep.run import atomic_write_bytes, write_df
 
     out = Path(out)
     df = trials_table(study, spec)
     if len(df):
-        _write_df(df, out / "trials.parquet")
-        _write_df(df[df["on_front"]].reset_index(drop=True), out / "front.parquet")
+        write_df(df, out / "trials.parquet")
+        write_df(df[df["on_front"]].reset_index(drop=True), out / "front.parquet")
     v = verdict(df, spec)
-    _atomic_write_bytes(out / "report.json", json.dumps(v, indent=1, default=str).encode())
-    _atomic_write_bytes(out / "report.md", _report_md(spec, v, df).encode())
+    atomic_write_bytes(out / "report.json", json.dumps(v, indent=1, default=str).encode())
+    atomic_write_bytes(out / "report.md", _report_md(spec, v, df).encode())
     if plots and len(df) and (df["state"] == "COMPLETE").any():
         plot_design(df, spec, out / "plots", verdict=v)
     return df

@@ -45,8 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import ChipConfig, config_from_dict, config_to_dict, load_config, read_toml
-from ..sweep.spec import TokenSpec, _canonical, _check_field, _is_int, _none, _normalise, _set
+from ..config import ChipConfig, config_to_dict, read_toml
+from ..sweep.spec import (TokenSpec, base_config, canonical, check_field, checkpoint_path, config_with, is_int,
+                          none_value, normalise_value, token_spec)
 
 __all__ = ["Dimension", "Constraint", "DesignSpec", "load_design_spec", "design_spec_from_dict", "METRICS",
            "SAMPLERS", "VERDICT_BPC_LOSS", "config_of", "fmt_value"]
@@ -99,7 +100,7 @@ class Dimension:
         if self.kind == "choice":
             if not self.values:
                 raise ValueError(f"{where}: choice is empty")
-            if len({_canonical(v) for v in self.values}) != len(self.values):
+            if len({canonical(v) for v in self.values}) != len(self.values):
                 raise ValueError(f"{where}: choice repeats a value: {list(self.values)}")
             bad = [v for v in self.values if not (v is None or isinstance(v, (bool, int, float, str)))]
             if bad:
@@ -113,7 +114,7 @@ class Dimension:
             raise ValueError(f"{where}: {self.kind} needs finite lo < hi, got [{lo}, {hi}]")
         if self.kind == "loguniform" and lo <= 0:
             raise ValueError(f"{where}: loguniform needs lo > 0, got {lo}")
-        if self.kind == "int" and not (_is_int(lo) and _is_int(hi)):
+        if self.kind == "int" and not (is_int(lo) and is_int(hi)):
             raise ValueError(f"{where}: int needs integer bounds, got [{lo}, {hi}]")
 
     def distribution(self):
@@ -240,7 +241,7 @@ class DesignSpec:
         for n, lo, hi in (("seed", 0, 2**32 - 1), ("trials", 1, _MAX_TRIALS), ("population", 2, 10_000),
                           ("noise_seed", 0, 2**32 - 1)):
             v = getattr(self, n)
-            if not _is_int(v) or not lo <= v <= hi:
+            if not is_int(v) or not lo <= v <= hi:
                 raise ValueError(f"{'seeds.noise' if n == 'noise_seed' else n} must be an integer in [{lo}, {hi}], "
                                  f"got {v!r}")
         for a in self.constraints:  # contradictions: m <= a with m >= b > a
@@ -249,7 +250,7 @@ class DesignSpec:
                     raise ValueError(f"constraints '{a}' and '{b}' contradict each other: no design meets both")
         tree = config_to_dict(self.base)
         for d in self.space:
-            _check_field(d.field, tree, f'space."{d.field}"')
+            check_field(d.field, tree, f'space."{d.field}"')
             for v in d.extremes():
                 try:
                     config_of(self.base, {d.field: v})
@@ -273,7 +274,7 @@ class DesignSpec:
                    "objectives": list(self.objectives), "constraints": [str(c) for c in self.constraints],
                    "sampler": self.sampler, "seed": self.seed, "population": self.population,
                    "noise_seed": self.noise_seed}
-        return hashlib.sha256(_canonical(payload).encode()).hexdigest()[:16]
+        return hashlib.sha256(canonical(payload).encode()).hexdigest()[:16]
 
     @property
     def study_name(self) -> str:
@@ -291,15 +292,12 @@ def fmt_value(v) -> str:
 
 def config_of(base: ChipConfig, params: dict) -> ChipConfig:
     """The chip config of a trial: ``base`` with the dotted ``params`` set (validated by the config)."""
-    tree = config_to_dict(base)
-    for f, v in params.items():
-        _set(tree, f, _normalise(f, v))
-    return config_from_dict(tree)
+    return config_with(base, params)
 
 
 def _dimension(name: str, d, base_tree: dict) -> Dimension:
     where = f'space."{name}"'
-    _check_field(name, base_tree, where)
+    check_field(name, base_tree, where)
     if name.split(".")[0] in _NOT_SEARCHABLE:
         raise ValueError(f"{where} cannot be searched: {_NOT_SEARCHABLE[name.split('.')[0]]}")
     if not isinstance(d, dict) or len(d) != 1:
@@ -309,7 +307,7 @@ def _dimension(name: str, d, base_tree: dict) -> Dimension:
         raise ValueError(f"{where}: kind must be one of {', '.join(_KINDS)}, got {kind!r}")
     if not isinstance(p, list):
         raise ValueError(f"{where}: {kind} takes a list, got {p!r}")
-    vals = tuple(_normalise(name, _none(x)) for x in p) if kind == "choice" else tuple(p)
+    vals = tuple(normalise_value(name, none_value(x)) for x in p) if kind == "choice" else tuple(p)
     return Dimension(field=name, kind=kind, values=vals)
 
 
@@ -321,21 +319,8 @@ def design_spec_from_dict(data: dict, *, root: str | Path = ".") -> DesignSpec:
     if unknown:
         raise ValueError(f"unknown key(s) {', '.join(unknown)} in the design spec; valid: {', '.join(_TOP_KEYS)}")
     root = Path(root)
-    chip = data.get("chip", {})
-    if isinstance(chip, str):
-        base = load_config(Path(chip) if Path(chip).is_absolute() else root / chip)
-    elif isinstance(chip, dict):
-        try:
-            base = config_from_dict(chip)
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"[chip]: {exc}") from None
-    else:
-        raise ValueError(f"chip must be a TOML path or an inline [chip] table, got {chip!r}")
-    tok = data.get("tokens", {})
-    bad = sorted(set(tok) - {f.name for f in dataclasses.fields(TokenSpec)}) if isinstance(tok, dict) else ["?"]
-    if bad:
-        raise ValueError(f"[tokens] takes windows, seq_len and split; got {tok!r}")
-    tokens = TokenSpec(**{k: _none(v) for k, v in tok.items()})
+    base = base_config(data.get("chip", {}), root)
+    tokens = token_spec(data.get("tokens", {}))
     space_d = data.get("space", {})
     if not isinstance(space_d, dict):
         raise ValueError(f"[space] must be a table of field = {{kind = [...]}}, got {space_d!r}")
@@ -348,11 +333,7 @@ def design_spec_from_dict(data: dict, *, root: str | Path = ".") -> DesignSpec:
     constraints = data.get("constraints", [])
     if not isinstance(objectives, list) or not isinstance(constraints, list):
         raise ValueError("objectives and constraints must be lists")
-    ckpt = data.get("checkpoint", "kuramoto-tiny")
-    if isinstance(ckpt, str) and not Path(ckpt).is_absolute() and (root / ckpt).is_dir():
-        ckpt = str((root / ckpt).resolve())
-    if not isinstance(ckpt, str) or not ckpt:
-        raise ValueError(f"checkpoint must be a bundled name or a folder, got {ckpt!r}")
+    ckpt = checkpoint_path(data.get("checkpoint", "kuramoto-tiny"), root)
     return DesignSpec(name=data.get("name", "design"), checkpoint=ckpt, tokens=tokens, base=base, space=space,
                       objectives=tuple(objectives), constraints=tuple(Constraint.parse(c) for c in constraints),
                       sampler=data.get("sampler", "nsga2"), seed=data.get("seed", 0), trials=data.get("trials", 24),

@@ -53,7 +53,7 @@ _MODEL: dict = {}
 
 def _model(checkpoint: str):
     if checkpoint not in _MODEL:
-        from ..compiler import load_model
+        from ..model_io import load_model
 
         model, _ = load_model(checkpoint)
         model.eval()
@@ -149,7 +149,7 @@ def _redact(url: str) -> str:
 def _prepare(spec: DesignSpec, out: Path, url: str, spec_text: str | None) -> dict:
     from oscsim import __version__
 
-    from ..sweep.run import _atomic_write_bytes
+    from ..sweep.run import atomic_write_bytes
 
     out.mkdir(parents=True, exist_ok=True)
     p = out / META
@@ -165,8 +165,8 @@ def _prepare(spec: DesignSpec, out: Path, url: str, spec_text: str | None) -> di
             "checkpoint": spec.checkpoint, "oscsim_version": __version__,
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if spec_text is not None:
-        _atomic_write_bytes(out / "spec.toml", spec_text.encode())
-    _atomic_write_bytes(p, json.dumps(meta, indent=1).encode())
+        atomic_write_bytes(out / "spec.toml", spec_text.encode())
+    atomic_write_bytes(p, json.dumps(meta, indent=1).encode())
     return meta
 
 
@@ -261,20 +261,6 @@ def _task(spec: DesignSpec, number: int, params: dict, config: dict) -> dict:
             "metrics": ROW_METRICS, "spec_hash": spec.spec_hash}
 
 
-def _evaluate(tasks: list, workers: int, scheduler: str | None, sink) -> None:
-    from ..sweep.run import _run_dask, _run_local, compute_point
-
-    if not tasks:
-        return
-    if scheduler:
-        _run_dask(tasks, scheduler, sink)
-    elif workers == 0:
-        for t in tasks:
-            sink(compute_point(t))
-    else:
-        _run_local(tasks, min(workers, len(tasks)), sink)
-
-
 def _finish(spec: DesignSpec, study, number: int, result: dict) -> None:
     """Tell one trial: COMPLETE with its objectives, constraints and metrics, or FAIL with its error."""
     import optuna
@@ -330,6 +316,7 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
     from tqdm.auto import tqdm
 
     from ..config import config_to_dict
+    from ..sweep.run import run_tasks
     from .evaluate import trial_metrics
     from .results import front_mask, write_results
 
@@ -420,7 +407,7 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
                     results[j] = {**res, "same_as": k, "measured": {}}
                 bar.update(len(same[row["config_json"]]))
 
-            _evaluate(tasks, workers, scheduler, sink)
+            run_tasks(tasks, workers, scheduler, sink)
             for k in sorted(results):  # told in trial order, whatever order they finished in
                 _finish(spec, study, k, results[k])
             _acquire(study)  # heartbeat

@@ -33,21 +33,13 @@ import math
 from dataclasses import dataclass
 
 from hw_models.energy import E_BIT_WRITE_J
+from hw_models.technology import Figure
 
 __all__ = ["Figure", "COUPLER_WRITE_J_PER_BIT", "STNO_COUPLER_W", "SRAM_SOURCE", "BYTES", "HOROWITZ_45NM", "PRECISIONS", "GPU_PRECISIONS", "GPUSpec", "GPUS", "scale_energy",
            "mac_energy_j", "op_energy_j", "sram_j_per_bit", "HBM_J_PER_BIT", "PERIPHERY_NODE_NM", "PERIPHERY_VDD_V",
            "ADC_FOM_J_PER_STEP", "C_UNIT_SWITCH_F", "R_DAC_DRIVER_OHM", "C_WIRE_F_PER_M", "CLOCK_TREE_FACTOR",
            "C_CLOCK_SINK_F", "C_DETECTOR_F",
            "ADC_SHARE", "ADC_RATE_HZ", "AREA"]
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A number with its unit and source."""
-
-    value: float
-    unit: str
-    source: str
 
 
 # -- digital arithmetic ---------------------------------------------------------------------------------------

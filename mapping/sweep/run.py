@@ -31,7 +31,8 @@ from pathlib import Path
 
 from .spec import NOISE_SEED, SweepSpec
 
-__all__ = ["compute_point", "run_sweep", "sweep_status", "load_results", "export_csv", "SweepDirError"]
+__all__ = ["compute_point", "run_sweep", "run_tasks", "sweep_status", "load_results", "export_csv", "SweepDirError",
+           "atomic_write_bytes", "write_df"]
 
 RESULTS = "results.parquet"
 META = "sweep.json"
@@ -174,7 +175,7 @@ def _init_worker() -> None:
 
 
 # ------------------------------------------------------------------------------------------ the folder
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
         fh.write(data)
@@ -183,12 +184,12 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _write_df(df, path: Path) -> None:
+def write_df(df, path: Path) -> None:
     import io
 
     buf = io.BytesIO()
     df.to_parquet(buf, index=False)
-    _atomic_write_bytes(path, buf.getvalue())
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def _read_meta(out: Path) -> dict:
@@ -248,7 +249,7 @@ def _compact(out: Path, parts: dict, order: dict) -> None:
         return
     buf = io.BytesIO()
     pq.write_table(_table(parts, order), buf)
-    _atomic_write_bytes(out / RESULTS, buf.getvalue())
+    atomic_write_bytes(out / RESULTS, buf.getvalue())
 
 
 def load_results(out: str | Path):
@@ -284,7 +285,7 @@ def export_csv(out: str | Path, path: str | Path | None = None) -> Path:
     out = Path(out)
     path = Path(path) if path else out / "results.csv"
     df = load_results(out)
-    _atomic_write_bytes(path, df.to_csv(index=False).encode())
+    atomic_write_bytes(path, df.to_csv(index=False).encode())
     return path
 
 
@@ -306,8 +307,8 @@ def _prepare(spec: SweepSpec, out: Path, spec_text: str | None) -> dict:
             "metrics": list(spec.metrics), "checkpoint": spec.checkpoint, "oscsim_version": __version__,
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if spec_text is not None:
-        _atomic_write_bytes(out / "spec.toml", spec_text.encode())
-    _atomic_write_bytes(out / META, json.dumps(meta, indent=1).encode())
+        atomic_write_bytes(out / "spec.toml", spec_text.encode())
+    atomic_write_bytes(out / META, json.dumps(meta, indent=1).encode())
     return meta
 
 
@@ -373,6 +374,21 @@ def _run_dask(todo, scheduler, sink):
         client.close()
 
 
+def run_tasks(tasks: list, workers: int, scheduler: str | None, sink) -> None:
+    """Compute the points ``tasks`` (:func:`compute_point`'s dicts) and hand each row to ``sink`` as it finishes:
+    on the Dask scheduler at ``scheduler``, else on ``workers`` local processes (0: in this process). A worker
+    that dies is replaced and its points recomputed; the rows do not depend on the executor."""
+    if not tasks:
+        return
+    if scheduler:
+        _run_dask(tasks, scheduler, sink)
+    elif workers == 0:
+        for t in tasks:
+            sink(compute_point(t))
+    else:
+        _run_local(tasks, min(workers, len(tasks)), sink)
+
+
 def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: str | None = None,
               progress: bool | None = None, retry_failed: bool = False, spec_text: str | None = None):
     """Run (or resume) a sweep into the folder ``out`` and return its table.
@@ -421,7 +437,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
     def sink(row: dict) -> None:
         pid = row["point_id"]
         path = out / PARTS / f"{pid}.parquet"
-        _write_df(pd.DataFrame([row]), path)
+        write_df(pd.DataFrame([row]), path)
         parts[pid] = _read_part(path)  # the table is built from what is on disk, fresh or resumed alike
         _compact(out, parts, order)
         bar.update(1)
@@ -429,15 +445,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
             bar.write(f"oscsim sweep: point {row['point_index']} ({pid}) failed: {str(row['error'])[:200]}")
 
     try:
-        if not tasks:
-            pass
-        elif scheduler:
-            _run_dask(tasks, scheduler, sink)
-        elif workers == 0:
-            for t in tasks:
-                sink(compute_point(t))
-        else:
-            _run_local(tasks, min(workers, len(tasks)), sink)
+        run_tasks(tasks, workers, scheduler, sink)
     finally:
         bar.close()
     _compact(out, parts, order)

@@ -1,4 +1,8 @@
-"""``oscsim design`` (an entry point of the ``oscsim`` CLI); heavy modules are imported inside the run function."""
+"""``oscsim design``: the co-design search (:mod:`mapping.design`).
+
+Entry point ``design = "mapping.cli.design:register"`` (group ``oscsim.commands``); the search's modules are
+imported when the command runs.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,12 @@ import json
 import sys
 from pathlib import Path
 
-__all__ = ["register_design"]
+__all__ = ["register"]
 
 
 def _run_design(args) -> int:
-    from .spec import load_design_spec
-    from .study import run_design
+    from ..design.spec import load_design_spec
+    from ..design.study import run_design
 
     if args.workers < 0:
         raise ValueError(f"--workers must be >= 0 (0: in this process), got {args.workers}")
@@ -38,7 +42,7 @@ def _run_design(args) -> int:
     return 0
 
 
-def register_design(subparsers) -> None:
+def register(subparsers) -> None:
     p = subparsers.add_parser(
         "design", help="multi-objective design search over chip fields (Optuna; resumable; local processes or Dask)",
         description="Search the chip designs of a design spec (TOML; see examples/design-small.toml and "
