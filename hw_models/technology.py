@@ -9,8 +9,9 @@ Logic (delay, energy, power, area)
     Stillmaker & Baas 2017 [SB17]: per node a cubic fit of an FO4 circuit's delay in V_DD and quadratic fits of
     its energy and power, and an area table, 180 nm to 7 nm (PTM bulk to 65 nm, PTM HP/LP at 45 and 32 nm,
     PTM-MG FinFET HP/LP at 20 to 7 nm). A quantity known at one (node, V_DD) is carried to another by the ratio
-    of the fits (:meth:`TechnologyNode.scale_energy` etc.). This replaces the first-order E ∝ L·V² rule of
-    ``mapping.energy_constants.scale_energy``. 28 and 22 nm are not nodes of the paper: their fits are
+    of the fits (:meth:`TechnologyNode.scale_energy` etc.); :mod:`mapping.energy` carries every figure it
+    assumes at 65 nm (:data:`REFERENCE_NODE`) to the chip's node this way and no other. 28 and 22 nm are not
+    nodes of the paper: their fits are
     interpolated log-log in the node between the bracketing nodes (32 and 20 nm) at the same V_DD, stated in
     every source string. Outside 7–180 nm, or outside the fits' V_DD window, a
     :class:`TechnologyExtrapolationWarning` is issued.
@@ -24,7 +25,9 @@ Converters
     (SAR logic and capacitive DAC switching) scales with the [SB17] energy ratio, the comparator half does not
     (assumed). Capacitive DAC unit switches scale with the effective capacitance E/V² of [SB17].
 Mismatch
-    Pelgrom σ(ΔV_T) = A_VT / √(W L), A_VT by node (table, to check).
+    Pelgrom σ(ΔV_T) = A_VT / √(W L). One figure at 65 nm, the ring card's 3.9 mV·µm (IHP SG13G2 LV NMOS,
+    :func:`hw_models.presets.cmos_65nm_ring`, assumed for 65 nm); other nodes by the ratio of a node trend
+    (table, to check) to its 65 nm entry.
 Leakage
     Density [W/mm²] = ½ · I_off(flavour) · V_DD · W_density, with W_density = transistor density (Intel 45 nm
     anchor scaled by the [SB17] area ratio) × mean gate width 4 F (assumed); half the devices off (assumed).
@@ -55,7 +58,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 __all__ = ["Figure", "TechnologyNode", "TechnologyExtrapolationWarning", "FLAVORS", "TABULATED_NODES_NM",
-           "SUPPORTED_NODES_NM", "HOROWITZ_REFERENCE", "figures_to_check"]
+           "SUPPORTED_NODES_NM", "HOROWITZ_REFERENCE", "REFERENCE_NODE", "chip_node", "figures_to_check"]
 
 FLAVORS = ("HP", "LP")
 #: Nodes of the paper's fits [SB17].
@@ -314,9 +317,10 @@ class TechnologyNode:
         return Figure(d["value"] / 1e-6, "F/m", d["source"])
 
     def adc_fom(self) -> Figure:
-        """Walden figure of merit of a SAR ADC [J/conversion-step] (see the module notes for the rule)."""
+        """Walden figure of merit of a SAR ADC [J/conversion-step] (see the module notes for the rule; the 65 nm
+        figure holds at :data:`REFERENCE_NODE`, 1.2 V)."""
         d = _data()["adc_fom_65nm_j_per_step"]
-        ref = TechnologyNode(node_nm=65, flavor=self.flavor)
+        ref = REFERENCE_NODE
         r = self._poly("energy", self.vdd) / ref._poly("energy", ref.vdd)
         s = _ADC_SCALING_SHARE
         return Figure(d["value"] * ((1 - s) + s * r), d["unit"],
@@ -324,10 +328,16 @@ class TechnologyNode:
                       f"({r:.3g}), the comparator share does not (assumed rule)")
 
     def a_vt(self) -> Figure:
-        """Pelgrom coefficient A_VT of NMOS V_T [V·m] (node table; log-log between its nodes)."""
-        xs, ys = _table("a_vt_mv_um")
-        d = _data()["a_vt_mv_um"]
-        return Figure(_loglog(float(self.node_nm), xs, ys, "A_VT") * 1e-3 * 1e-6, "V m", d["source"])
+        """Pelgrom coefficient A_VT of NMOS V_T [V·m]: the ring card's 65 nm figure times the node trend's ratio
+        to its 65 nm entry (log-log between the trend's nodes)."""
+        from hw_models.presets import cmos_65nm_ring
+
+        xs, ys = _table("a_vt_trend_mv_um")
+        d = _data()["a_vt_trend_mv_um"]
+        a65 = cmos_65nm_ring().a_vt_n_v_m
+        r = _loglog(float(self.node_nm), xs, ys, "A_VT") / _loglog(65.0, xs, ys, "A_VT")
+        return Figure(a65 * r, "V m", f"{a65 * 1e9:.3g} mV um at 65 nm (the ring card, cmos_65nm_ring: IHP SG13G2 LV "
+                                      f"NMOS, assumed for 65 nm) x {r:.3g}, the ratio of the node trend: {d['source']}")
 
     def sigma_vt(self, w_m: float, l_m: float) -> float:
         """σ(ΔV_T) [V] of a matched pair of W × L [m] transistors, A_VT / √(W L) [Pel89]."""
@@ -421,3 +431,14 @@ class TechnologyNode:
 
 #: The node and supply of [Hor14]'s 45 nm table (0.9 V; HP flavour assumed).
 HOROWITZ_REFERENCE = TechnologyNode(node_nm=45, flavor="HP", vdd_v=0.9)
+#: 65 nm at 1.2 V: the node and supply of the ring model card (:func:`hw_models.presets.cmos_65nm_ring`, [Lo23])
+#: and of every figure the chip models assume at 65 nm.
+REFERENCE_NODE = TechnologyNode(node_nm=65, vdd_v=1.2)
+
+
+def chip_node(node_nm: float, flavor: str = "LP") -> TechnologyNode:
+    """The node a chip is built at: its nominal supply, except at the ring card's node, where the card's supply
+    (65 nm: 1.2 V, [Lo23]) is kept so that the card is used as it is."""
+    if float(node_nm) == REFERENCE_NODE.node_nm:
+        return TechnologyNode(node_nm=node_nm, flavor=flavor, vdd_v=REFERENCE_NODE.vdd)
+    return TechnologyNode(node_nm=node_nm, flavor=flavor)
