@@ -24,6 +24,11 @@ __all__ = [
     "SSAConfig",
     "InjectionConfig",
     "EnergyConfig",
+    "ArrayConfig",
+    "SpatialArray",
+    "MultiplexedArray",
+    "SCHEDULES",
+    "NODE_FLAVORS",
     "ChipConfig",
     "load_config",
     "config_to_dict",
@@ -258,6 +263,102 @@ class EnergyConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ArrayConfig:
+    """The physical array: what the silicon holds and how the compiled model is scheduled onto it (DESIGN §5.7).
+
+    A compiled model is logical: every layer holds *units* (a Kuramoto layer banks × heads × coordinates
+    networks of T oscillators; an SSA layer one unit per head: its Adler cells, or its collective network). The
+    silicon holds *tiles*, each the array of one unit (T oscillators with their couplers, phase detectors,
+    receive-gain and trim DACs; :mod:`mapping.compiler.schedule`). The schedule is the class: :class:`SpatialArray`
+    (every unit its own tile, today's mapping) or :class:`MultiplexedArray` (units take turns on fewer tiles).
+    In TOML: ``[array] schedule = "spatial"`` or ``schedule = "multiplexed"`` with that schedule's fields.
+
+    Attributes
+    ----------
+    channels_per_adc : int
+        Readout channels (two per phase detector) sampled onto hold capacitors and converted in turn by one SAR
+        ADC, in [1, 4096]; the ADC count and the serial conversion time follow. 64: assumed.
+    macs : int
+        Multiply-accumulate units of the digital periphery (scores, softmax, gates, rescaling), in [1, 2^20]:
+        their area and the time the periphery takes per pass. 1024: assumed (a few mm² at 65 nm).
+    """
+
+    channels_per_adc: int = 64
+    macs: int = 1024
+    schedule = "abstract"  # class data: the schedule's name (a ClassVar, not a field)
+
+    def __post_init__(self):
+        _check_int("array.channels_per_adc", self.channels_per_adc, 1, 4096)
+        _check_int("array.macs", self.macs, 1, 2**20)
+
+    def to_dict(self) -> dict:
+        """The TOML/JSON layout: ``schedule`` and this schedule's fields."""
+        return {"schedule": self.schedule, **dataclasses.asdict(self)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpatialArray(ArrayConfig):
+    """Fully spatial: every unit of every layer has its own tile (the mapping before issue 20). Layers still run
+    one after another (each needs the previous one's output); a tile is used once per pass."""
+
+    schedule = "spatial"
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultiplexedArray(ArrayConfig):
+    """Time-multiplexed: ``tiles`` physical tiles serve every unit of every layer in turn.
+
+    Unit u of layer l (units in (head, bank, coordinate) order) runs on tile (l · U + u) mod ``tiles`` in round
+    ⌊u / tiles⌋ of its layer (U units per layer): a layer takes ⌈U / tiles⌉ rounds; between uses a tile's
+    couplers are reprogrammed (skipped when the next unit on it has the same coupling matrix, e.g. another
+    coordinate of the same head) and its phases re-injected. A physical tile's mismatch is the same in every use;
+    its noise is keyed on the physical run (:mod:`mapping.compiler.schedule`, :mod:`mapping.seeds`).
+
+    Attributes
+    ----------
+    tiles : int
+        Physical tiles, in [1, 2^20]. More tiles than units in the whole model leave tiles idle (their area is
+        charged).
+    """
+
+    tiles: int = 16
+    schedule = "multiplexed"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_int("array.tiles", self.tiles, 1, 2**20)
+
+
+SCHEDULES = {"spatial": SpatialArray, "multiplexed": MultiplexedArray}
+"""``[array] schedule`` -> the array class."""
+NODE_FLAVORS = ("LP", "HP")
+NODE_RANGE_NM = (1.0, 1000.0)
+"""Accepted ``node_nm`` [nm]; the technology model's fits cover 7–180 nm and warn outside
+(:mod:`hw_models.technology`)."""
+
+
+def array_from_dict(d: dict) -> ArrayConfig:
+    """An :class:`ArrayConfig` from its table: ``schedule`` picks the class, the other keys are its fields."""
+    if not isinstance(d, dict):
+        raise ValueError(f"[array] must be a table, got {d!r}")
+    d = dict(d)
+    name = d.pop("schedule", MultiplexedArray.schedule)
+    if name not in SCHEDULES:
+        raise ValueError(f"array.schedule must be one of {', '.join(SCHEDULES)}; got {name!r}")
+    cls = SCHEDULES[name]
+    valid = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(d) - valid)
+    if unknown:
+        others = {k: sorted({f.name for f in dataclasses.fields(c)} - valid) for k, c in SCHEDULES.items()
+                  if c is not cls}
+        hint = "; ".join(f"{', '.join(v)} belong(s) to schedule {k!r}" for k, v in others.items()
+                         if set(v) & set(unknown))
+        raise ValueError(f"unknown option(s) {', '.join(unknown)} in [array] for schedule {name!r}; valid: schedule, "
+                         f"{', '.join(sorted(valid))}" + (f" ({hint})" if hint else ""))
+    return cls(**d)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ChipConfig:
     """A complete chip configuration.
 
@@ -299,9 +400,22 @@ class ChipConfig:
         the OU bank of :func:`hw_models.cmos_65nm_flicker` (1 MHz corner, assumed; band 1 kHz–100 MHz, 11
         processes per node) integrated with the node SDEs (:mod:`mapping.backends.circuit`). Default false, as the
         macromodel chips, which have no flicker process.
+    node_nm : float
+        CMOS technology node [nm] of the whole chip: the ring oscillators (their circuit ported to the node,
+        :meth:`hw_models.technology.TechnologyNode.ring`), couplers, converters, SRAM, wires, the digital
+        periphery and leakage scale with it (:mod:`hw_models.technology`; fits 7–180 nm, 65, 45, 28, 22, 16 and
+        7 nm tabulated or interpolated; outside the fits a warning). 65: the node of the cited ring chips
+        [Lo23, Moy22, Ahm21] and of the ring model card.
+    node_flavor : {'LP', 'HP'}
+        Device flavour below 65 nm (low standby power or high performance; [SB17] fits) and the off-current of
+        the leakage at every node. 'LP': an inference chip that idles between windows (assumed).
     coupling, readout, ssa, energy : CouplingConfig, ReadoutConfig, SSAConfig, EnergyConfig
     injection : InjectionConfig
         How token phases are written (:mod:`mapping.periphery.injection`): ``ideal`` or Adler injection locking.
+    array : SpatialArray or MultiplexedArray
+        The physical array and the schedule (:class:`ArrayConfig`); default a 16-tile multiplexed array: for
+        kuramoto-tiny (512 units of 128 oscillators) a die of about 36 mm² at 65 nm, under the 50 mm² a research
+        team tapes out (docs/design.md, "The default chip").
     """
 
     device: str = "ring-macromodel"
@@ -317,14 +431,26 @@ class ChipConfig:
     calibration_temperature_k: float | None = None
     stno_model: str = "auto"
     flicker: bool = False
+    node_nm: float = 65.0
+    node_flavor: str = "LP"
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     energy: EnergyConfig = field(default_factory=EnergyConfig)
+    array: ArrayConfig = field(default_factory=MultiplexedArray)
 
     def __post_init__(self):
         _check_choice("device", self.device, DEVICES)
+        node = _check_pos("node_nm", self.node_nm)
+        if not NODE_RANGE_NM[0] <= node <= NODE_RANGE_NM[1]:
+            raise ValueError(f"node_nm must be in [{NODE_RANGE_NM[0]:g}, {NODE_RANGE_NM[1]:g}] nm (the technology "
+                             f"fits cover 7-180 nm), got {self.node_nm!r}")
+        object.__setattr__(self, "node_nm", node)
+        _check_choice("node_flavor", self.node_flavor, NODE_FLAVORS)
+        if not isinstance(self.array, ArrayConfig) or type(self.array) is ArrayConfig:
+            raise ValueError(f"array must be one of {', '.join(c.__name__ for c in SCHEDULES.values())}, got "
+                             f"{type(self.array).__name__}")
         if self.f0_hz is not None:
             f0 = _check_pos("f0_hz", self.f0_hz)
             if not F0_RANGE_HZ[0] <= f0 <= F0_RANGE_HZ[1]:
@@ -429,12 +555,17 @@ def config_from_dict(data: dict) -> ChipConfig:
     for key in ("f0_hz", "trim_bits"):
         if isinstance(top.get(key), str) and top[key].lower() == "none":
             top[key] = None
+    if "array" in top:
+        top["array"] = array_from_dict(top["array"])
     return _build(ChipConfig, top, "the chip config (top level)")
 
 
 def config_to_dict(config: ChipConfig) -> dict:
-    """Nested plain-dict form of a config (``None`` kept; JSON-serialisable)."""
-    return dataclasses.asdict(config)
+    """Nested plain-dict form of a config (``None`` kept; JSON-serialisable); ``array`` carries its
+    ``schedule``."""
+    d = dataclasses.asdict(config)
+    d["array"] = config.array.to_dict()
+    return d
 
 
 def read_toml(path: str | Path, what: str, build):
