@@ -37,8 +37,9 @@ def print_report(report, file=None) -> None:
         p(f"  {rep['macromodel_validity']['message']}")
     if rep.get("injection_write_error"):
         p(f"  {rep['injection_write_error']['message']}")
+    se = rep.get("bpc_difference_se")
     p(f"  BPC closed form {rep['bpc_closed_form']:.4f} | chip {rep['bpc_chip']:.4f} | "
-      f"difference {rep['bpc_difference']:+.4f}")
+      f"difference {rep['bpc_difference']:+.4f}" + (f" +- {se:.4f} (standard error)" if se == se else ""))
     p("  fidelity per layer (chip vs closed form, same input):")
     for i, L in enumerate(rep["fidelity"]):
         extra = ""
@@ -68,8 +69,12 @@ def print_report(report, file=None) -> None:
     p(f"    chip terms ({rep['energy_phase']}; sources in --json):")
     for k, v in sorted(rep["energy_breakdown_j"].items(), key=lambda kv: -kv[1]):
         p(f"      {k[:-2].replace('_', ' '):22s} {_fmt_j(v):>10s} {v / rep['energy_per_token_chip_j']:6.1%}")
-    p(f"    area: {rep['area_mm2']:.4g} mm2 ({', '.join(f'{a:.4g}' for a in rep['area']['per_layer_mm2'])} per "
-      f"layer; first-order 65 nm cell sums, assumed)")
+    a, sc, nd = rep["area"], rep.get("schedule") or {}, rep.get("node") or {}
+    p(f"  chip at {nd.get('node_nm', 65):g} nm: area {rep['area_mm2']:.4g} mm2 (array {a['array_mm2']:.4g}, SRAM "
+      f"{a['sram_mm2']:.4g} for {rep['sram_bytes'] / 1e3:.4g} kB, periphery {a['periphery_mm2']:.4g}; first-order "
+      f"cell sums, assumed); {sc.get('kind', 'spatial')} array of {sc.get('tiles', 0):,} tiles, "
+      f"{sc.get('rounds_per_layer', 1)} round(s) per layer; latency {rep['latency_per_token_s'] * 1e9:.4g} ns per "
+      f"token; leakage {_fmt_j(rep['leakage_j'])} per token ({rep['leakage_w'] * 1e3:.3g} mW)")
     if rep.get("gpu_measured"):
         p(f"  GPU measured (NVML): {rep['gpu_measured']}")
     p(f"  simulated {rep['tokens_per_s']:.1f} tokens/s ({rep['backend']} backend)")
