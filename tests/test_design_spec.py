@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mapping.design import (Constraint, anchor_j_per_token, design_spec_from_dict, pareto_mask, trial_metrics,
-                            verdict)
+from mapping.design import (Constraint, anchor_j_per_token, design_spec_from_dict, pareto_mask, static_metrics,
+                            trial_metrics, verdict)
+from mapping.design.evaluate import METRICS_KEY
 from mapping.design.spec import config_of
 
 BASE = {"name": "t", "checkpoint": "kuramoto-tiny", "trials": 4, "population": 2,
@@ -112,33 +113,36 @@ def test_gain_cell_anchor_normalisation():
     assert "linear in the window" in how
 
 
-def test_adapter_reads_the_row_and_derives_the_static_metrics():
-    from mapping.energy.area import chip_area
+def test_adapter_reads_the_simulation_report_and_the_static_metrics_agree():
     from mapping.compiler import compile as compile_chip
-    from mapping.model_io import load_model
     from mapping.config import ChipConfig
-    from mapping.energy import energy_report
+    from mapping.model_io import load_model
+    from mapping.simulation.report import simulate_report
+    from oscsim.data import eval_windows, load_shakespeare
 
     model, _ = load_model("kuramoto-tiny")
     cfg = ChipConfig(device="ideal", settle_cycles=2.0)
-    static = trial_metrics(cfg, model, 16)
+    static = static_metrics(cfg, model, 16)
     assert math.isnan(static["bpc_loss"])
-    chip = compile_chip(model, cfg)  # mismatch on: the same cells, windows and GPU work
-    rep = energy_report(chip, 16)
-    assert static["area_mm2"] == chip_area(chip)["area_mm2"]
-    tl = rep["timeline_s"]
-    pass_s = len(chip.layers) * (tl["dac_settle"] + tl["injection"] + tl["settle"] + tl["readout"] + tl["adc_serial"])
-    assert static["latency_per_pass_s"] == pytest.approx(pass_s) and static["tokens_per_pass"] == 16
-    assert static["latency_per_token_s"] == pytest.approx(pass_s / 16)
-    assert static["gpu_lower_j"] == rep["gpu_energy_bounds_j"]["lower"]
-    row = {"status": "ok", "bpc_chip": 3.5, "bpc_closed_form": 3.4, "bpc_difference": 0.1,
-           "energy_chip_j_per_token": 2e-7, "energy_gpu_j_per_token": 1e-7, "energy_oscillators_j": 0.5e-7,
-           "energy_digital_periphery_j": 1.5e-7}
-    m = trial_metrics(cfg, model, 16, row)
-    assert m["bpc_loss"] == 0.1 and m["energy_per_token_j"] == 2e-7
-    assert m["array_j"] == pytest.approx(0.5e-7) and m["floor_without_array_j"] == pytest.approx(1.5e-7)
-    assert m["largest_term"] == "digital_periphery_j"
-    decode = trial_metrics(cfg.replace(energy=cfg.energy.__class__(phase="decode")), model, 16)
+    x, y = eval_windows(load_shakespeare().split("valid"), 16, max_windows=2)
+    chip = compile_chip(model, cfg)  # mismatch on: the same cells, schedule, windows and GPU work
+    rep = simulate_report(chip, x, y, seed=0, progress=False, measure_gpu=False, warn=False)
+    m = trial_metrics(rep)[METRICS_KEY]
+    assert m["bpc_loss"] == rep.bpc_difference and m["bpc_loss_se"] == rep.bpc_difference_se
+    assert m["area_mm2"] == rep.area_mm2 == static["area_mm2"]
+    assert m["latency_per_token_s"] == rep.latency_per_token_s == pytest.approx(static["latency_per_token_s"])
+    assert m["sram_bytes"] == rep.sram_bytes and m["leakage_j"] == rep.leakage_j > 0
+    tl = rep.energy["timeline_s"]
+    assert m["latency_per_pass_s"] == tl["pass_s"] and m["tokens_per_pass"] == 16
+    assert m["latency_per_token_s"] == pytest.approx(tl["pass_s"] / 16)
+    assert m["gpu_lower_j"] == rep.energy["gpu_energy_bounds_j"]["lower"]
+    assert m["energy_per_token_j"] == pytest.approx(sum(v for k, v in m.items() if k.startswith("energy_")
+                                                        and k != "energy_per_token_j"))
+    assert m["array_j"] + m["floor_without_array_j"] == pytest.approx(m["energy_per_token_j"])
+    assert m["largest_term"] == max((k for k in m if k.startswith("energy_") and k != "energy_per_token_j"),
+                                    key=m.get).removeprefix("energy_")
+    assert m["schedule"] == "multiplexed" and m["tiles"] == 16 and m["node_nm"] == 65
+    decode = static_metrics(cfg.replace(energy=cfg.energy.__class__(phase="decode")), model, 16)
     assert decode["tokens_per_pass"] == 1
 
 

@@ -16,6 +16,7 @@ import importlib
 
 _EXPORTS = {
     "GAIN_CELL_ANCHOR": "evaluate", "anchor_j_per_token": "evaluate", "trial_metrics": "evaluate",
+    "static_metrics": "evaluate",
     "MEASURED_COLUMNS": "results", "front_mask": "results", "load_trials": "results", "pareto_mask": "results",
     "trials_table": "results", "verdict": "results", "write_results": "results",
     "METRICS": "spec", "SAMPLERS": "spec", "VERDICT_BPC_LOSS": "spec", "Constraint": "spec", "DesignSpec": "spec",

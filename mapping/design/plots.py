@@ -62,7 +62,7 @@ def plot_design(df, spec: DesignSpec, plot_dir: str | Path, *, verdict: dict | N
               ("front", ok[ok["on_front"]], "tab:red", 30))
     views = (("bpc_loss_vs_energy", "loss_plot", "BPC loss [bits/char]", "bpc_loss", 1.0),
              ("area_vs_energy", "area_mm2", "area [mm²]", "area_mm2", 1.0),
-             ("latency_vs_energy", "latency_ns", "latency per token [ns] (provisional)", "latency_per_token_s", 1e9))
+             ("latency_vs_energy", "latency_ns", "latency per token [ns]", "latency_per_token_s", 1e9))
     paths = []
     for name, ycol, ylabel, metric, scale in views:
         fig, ax = plt.subplots(figsize=(7, 5))
@@ -107,7 +107,7 @@ def _html(ok, spec: DesignSpec, refs: dict, path: Path) -> Path:
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=3, subplot_titles=("BPC loss vs energy", "area vs energy",
-                                                         "latency vs energy (provisional)"))
+                                                         "latency vs energy"))
     hover = [_hover(r, spec) for _, r in ok.iterrows()]
     ok = ok.assign(hover=hover)
     for label, mask, color in (("other", ~ok["feasible"], "lightgrey"), ("feasible", ok["feasible"] & ~ok["on_front"],

@@ -135,7 +135,7 @@ def verdict(df, spec: DesignSpec) -> dict:
                gpu_upper_j=hi, anchor_j=anc, energy_per_token_j=e, bpc_loss=float(b["bpc_loss"]),
                area_mm2=float(b["area_mm2"]), latency_per_token_s=float(b["latency_per_token_s"]), design=design)
     what = (f"{int(b['trial'])} ({design}), BPC loss {b['bpc_loss']:.4g}, {_nj(e)} per token, {b['area_mm2']:.4g} "
-            f"mm^2, {b['latency_per_token_s'] * 1e9:.4g} ns per token (provisional latency). ")
+            f"mm^2, {b['latency_per_token_s'] * 1e9:.4g} ns per token. ")
     head = (f"Best design at BPC loss <= {VERDICT_BPC_LOSS:g}: trial {what}" if reached else
             f"No feasible design reaches a BPC loss <= {VERDICT_BPC_LOSS:g}; the search cannot name a design at that "
             f"loss (widen the space or relax the constraints). The closest, with the lowest loss, is trial {what}")

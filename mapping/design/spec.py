@@ -56,8 +56,8 @@ __all__ = ["Dimension", "Constraint", "DesignSpec", "load_design_spec", "design_
 METRICS = {
     "bpc_loss": ("bits/char", -8.0),           # chip BPC − closed-form BPC; ≥ −8 (a byte carries ≤ 8 bits)
     "energy_per_token_j": ("J/token", 0.0),    # attention layers, the config's phase (mapping.energy_report)
-    "area_mm2": ("mm^2", 0.0),                 # mapping.area.chip_area
-    "latency_per_token_s": ("s/token", 0.0),   # provisional: the chip's time base (mapping.design.evaluate)
+    "area_mm2": ("mm^2", 0.0),                 # the die (mapping.energy.chip_area)
+    "latency_per_token_s": ("s/token", 0.0),   # the schedule's windows per token (mapping.energy.latency)
 }
 SAMPLERS = ("nsga2", "tpe")
 _KINDS = ("uniform", "loguniform", "int", "choice")

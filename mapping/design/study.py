@@ -11,8 +11,9 @@ The driver (the process running :func:`run_design`) is the only one that talks t
    process, the worker count or the order in which evaluations finished. The same spec and seed give the same
    trials with 1 or N workers, on a Dask cluster, and across an interruption.
 3. **Evaluation** is a sweep point (:func:`mapping.sweep.compute_point`) on the sweep's executors (local
-   processes, or a Dask scheduler; a lost worker is replaced and its points recomputed), and
-   :func:`mapping.design.evaluate.trial_metrics` in the driver turns each row into the objectives.
+   processes, or a Dask scheduler; a lost worker is replaced and its points recomputed),
+   with :func:`mapping.design.evaluate.trial_metrics` turning each trial's ``SimulationReport`` into its
+   objectives on the worker.
 4. **Resumption.** Trials live in the study's RDB storage (``DIR/study.db``, SQLite, by default). A driver
    stopped any way (Ctrl-C, ``kill -9``, a lost machine) is resumed by the same command: trials already told
    are kept, trials left RUNNING are evaluated with their stored parameters and told — none is lost, none is
@@ -92,12 +93,12 @@ def check_space(spec: DesignSpec, model=None) -> dict:
     space meets; returns {metric: best probe value}.
 
     The probe compiles each corner design with mismatch off (no simulation) and evaluates the static metrics
-    with :func:`mapping.design.evaluate.trial_metrics`. Area and latency are exact there; energy is charged a
+    with :func:`mapping.design.evaluate.static_metrics`. Area and latency are exact there; energy is charged a
     10 % margin (a trial's own energy uses the per-instance power draw). A probe is a check, not a proof: a
     space whose only feasible designs are interior (no corner meets the constraint) is refused too, with the
     best corner named so the user can see why.
     """
-    from .evaluate import trial_metrics
+    from .evaluate import static_metrics
 
     static = [c for c in spec.constraints if c.metric != "bpc_loss"]
     if not static:
@@ -108,7 +109,7 @@ def check_space(spec: DesignSpec, model=None) -> dict:
     seen = 0
     for params in _probe_params(spec):
         try:
-            m = trial_metrics(config_of(spec.base, params), model, T, checkpoint=spec.checkpoint)
+            m = static_metrics(config_of(spec.base, params), model, T, checkpoint=spec.checkpoint)
         except (ValueError, TypeError):
             continue  # a corner the compiler refuses (an inert field): not a design
         seen += 1
@@ -315,10 +316,9 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
     """
     from tqdm.auto import tqdm
 
-    from ..config import config_to_dict
-    from ..sweep.run import run_tasks
-    from .evaluate import trial_metrics
-    from .results import front_mask, write_results
+    from optuna.trial import TrialState
+
+    from .results import front_mask, trials_table, write_results
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ValueError(f"workers must be an integer >= 0 (0: in this process), got {workers!r}")
@@ -331,8 +331,6 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
     _prepare(spec, out, url, spec_text)
     study = _open_study(spec, url)
     _acquire(study)
-    from optuna.trial import TrialState
-
     dists = spec.distributions()
     P, N = spec.population, spec.trials
     if progress is None:
@@ -340,13 +338,6 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
     done0 = sum(t.state.is_finished() for t in study.get_trials(deepcopy=False))
     bar = tqdm(total=max(N, done0), initial=done0, disable=not progress, desc=f"design {spec.name}", unit="trial",
                file=sys.stderr, dynamic_ncols=True)
-
-    def front_size() -> int:
-        from .results import trials_table
-
-        df = trials_table(study, spec)
-        return int(front_mask(df, spec).sum()) if len(df) else 0
-
     try:
         while True:
             trials = study.get_trials(deepcopy=False)
@@ -357,65 +348,86 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
             b = (min(t.number for t in running) if running else n) // P
             for m in range(n, min((b + 1) * P, N)):  # ask the rest of the batch, each from its own seed
                 _ask(spec, study, m, dists)
-            stored = study.get_trials(deepcopy=False)
-            batch = [t for t in stored if t.state == TrialState.RUNNING]
-            # a design already evaluated (NSGA-II offspring can equal a parent) is not evaluated again: the same
-            # config and noise seed give the same row, so the result is copied (deterministic either way)
-            known = {t.user_attrs["config_json"]: t for t in stored
-                     if t.state.is_finished() and t.user_attrs.get("config_json") and "metrics" in t.user_attrs}
-            results, tasks, configs, same = {}, [], {}, {}
-            for t in batch:
-                if set(t.params) != set(spec.fields):
-                    results[t.number] = {"error": f"incomplete parameters {sorted(t.params)}; not evaluated"}
-                    continue
-                try:
-                    cfg = config_of(spec.base, t.params)
-                except (ValueError, TypeError) as exc:
-                    results[t.number] = {"error": f"not a valid chip config: {exc}"}
-                    continue
-                tree = config_to_dict(cfg)
-                key = json.dumps(tree, sort_keys=True)
-                if key in known:
-                    src = known[key].user_attrs
-                    results[t.number] = {k: src[k] for k in ("config_json", "metrics", "constraints") if k in src}
-                    results[t.number].update(same_as=known[key].number, measured={})
-                    continue
-                if key in same:  # an earlier trial of this batch: copied once it is evaluated
-                    same[key].append(t.number)
-                    continue
-                same[key] = [t.number]
-                configs[t.number] = cfg
-                tasks.append(_task(spec, t.number, t.params, tree))
-
-            def sink(row: dict) -> None:
-                k = int(row["point_index"])
-                cfg = configs[k]
-                res = {"config_json": row["config_json"], "measured": {c: row.get(c) for c in _MEASURED}}
-                if row["status"] != "ok":
-                    res["error"] = str(row["error"])
-                else:
-                    try:
-                        m = trial_metrics(cfg, model, T, row, checkpoint=spec.checkpoint)
-                        m["mean_layer_rel_error"] = float(row.get("mean_layer_rel_error", math.nan))
-                        m["kappa_tau"] = float(row.get("kappa_tau", math.nan))
-                        res["metrics"] = m
-                        res["constraints"] = [c.violation(m[c.metric]) for c in spec.constraints]
-                    except Exception as exc:  # a failing trial is a result
-                        res["error"] = f"{type(exc).__name__}: {exc}"
-                results[k] = res
-                for j in same[row["config_json"]][1:]:
-                    results[j] = {**res, "same_as": k, "measured": {}}
-                bar.update(len(same[row["config_json"]]))
-
-            run_tasks(tasks, workers, scheduler, sink)
+            results, batch = _evaluate_batch(spec, study, workers, scheduler, bar)
             for k in sorted(results):  # told in trial order, whatever order they finished in
                 _finish(spec, study, k, results[k])
             _acquire(study)  # heartbeat
             if progress:
-                bar.set_postfix_str(f"front {front_size()}")
+                df = trials_table(study, spec)
+                bar.set_postfix_str(f"front {int(front_mask(df, spec).sum()) if len(df) else 0}")
             if len(results) < len(batch):
                 raise RuntimeError(f"{len(batch) - len(results)} trial(s) of the batch came back without a result")
     finally:
         bar.close()
     _release(study)
     return write_results(study, spec, out, T=T)
+
+
+def _plan_batch(spec: DesignSpec, stored: list) -> tuple[dict, list, dict, dict]:
+    """(results known without evaluation, tasks, {trial: config}, {config key: [trials]}) of the RUNNING trials.
+
+    A design already evaluated (NSGA-II offspring can equal a parent) is not evaluated again: the same config and
+    noise seed give the same row, so its result is copied (deterministic either way); equal designs within the
+    batch are evaluated once."""
+    from optuna.trial import TrialState
+
+    from ..config import config_to_dict
+
+    batch = [t for t in stored if t.state == TrialState.RUNNING]
+    known = {t.user_attrs["config_json"]: t for t in stored
+             if t.state.is_finished() and t.user_attrs.get("config_json") and "metrics" in t.user_attrs}
+    results, tasks, configs, same = {}, [], {}, {}
+    for t in batch:
+        if set(t.params) != set(spec.fields):
+            results[t.number] = {"error": f"incomplete parameters {sorted(t.params)}; not evaluated"}
+            continue
+        try:
+            cfg = config_of(spec.base, t.params)
+        except (ValueError, TypeError) as exc:
+            results[t.number] = {"error": f"not a valid chip config: {exc}"}
+            continue
+        tree = config_to_dict(cfg)
+        key = json.dumps(tree, sort_keys=True)
+        if key in known:
+            src = known[key].user_attrs
+            results[t.number] = {k: src[k] for k in ("config_json", "metrics", "constraints") if k in src}
+            results[t.number].update(same_as=known[key].number, measured={})
+            continue
+        if key in same:  # an earlier trial of this batch: copied once it is evaluated
+            same[key].append(t.number)
+            continue
+        same[key] = [t.number]
+        configs[t.number] = cfg
+        tasks.append(_task(spec, t.number, t.params, tree))
+    return results, tasks, configs, same
+
+
+def _evaluate_batch(spec: DesignSpec, study, workers: int, scheduler: str | None, bar) -> tuple[dict, list]:
+    """Evaluate the RUNNING trials of the current batch (on the sweep's executors); ({trial: result}, batch)."""
+    import functools
+
+    from optuna.trial import TrialState
+
+    from ..sweep.run import compute_point, run_tasks
+    from .evaluate import METRICS_KEY, trial_metrics
+
+    stored = study.get_trials(deepcopy=False)
+    batch = [t for t in stored if t.state == TrialState.RUNNING]
+    results, tasks, configs, same = _plan_batch(spec, stored)
+
+    def sink(row: dict) -> None:
+        k = int(row["point_index"])
+        res = {"config_json": row["config_json"], "measured": {c: row.get(c) for c in _MEASURED}}
+        if row["status"] != "ok":
+            res["error"] = str(row["error"])
+        else:
+            m = row[METRICS_KEY]
+            res["metrics"] = m
+            res["constraints"] = [c.violation(m[c.metric]) for c in spec.constraints]
+        results[k] = res
+        for j in same[row["config_json"]][1:]:
+            results[j] = {**res, "same_as": k, "measured": {}}
+        bar.update(len(same[row["config_json"]]))
+
+    run_tasks(tasks, workers, scheduler, sink, compute=functools.partial(compute_point, metrics_of=trial_metrics))
+    return results, batch

@@ -109,7 +109,7 @@ def _metrics(rep, groups) -> dict:
     return out
 
 
-def compute_point(task: dict) -> dict:
+def compute_point(task: dict, metrics_of=None) -> dict:
     """Compute one sweep point in this process and return its table row (never raises for a point error).
 
     Parameters
@@ -117,6 +117,10 @@ def compute_point(task: dict) -> dict:
     task : dict
         ``point_id``, ``point_index``, ``params`` (swept values), ``config`` (the full nested config dict),
         ``noise_seed``, ``checkpoint``, ``tokens`` (TokenSpec as a dict), ``metrics``, ``spec_hash``.
+    metrics_of : callable, optional
+        ``metrics_of(report) -> dict`` of the point's :class:`~mapping.simulation.SimulationReport` instead of
+        the sweep's metric groups (a top-level function, so that it travels to worker processes; the design
+        search passes :func:`mapping.design.evaluate.trial_metrics`).
 
     Returns
     -------
@@ -145,7 +149,7 @@ def compute_point(task: dict) -> dict:
         chip = compile_chip(model, cfg, checkpoint=task["checkpoint"])
         rep = simulate_report(chip, x, y, seed=int(task["noise_seed"]), progress=False,
                               energy="energy" in task["metrics"], measure_gpu=False, warn=False)
-        row.update(_metrics(rep, task["metrics"]))
+        row.update(_metrics(rep, task["metrics"]) if metrics_of is None else metrics_of(rep))
     except Exception as exc:  # a failing point is a result: record it, the sweep goes on
         row["status"] = "error"
         tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
@@ -324,13 +328,13 @@ def _tasks(spec: SweepSpec) -> list:
 
 
 # ----------------------------------------------------------------------------------------- executors
-def _run_local(todo, workers, sink):
+def _run_local(todo, workers, sink, compute=compute_point):
     ctx = multiprocessing.get_context("spawn")  # no fork of a process holding torch/numba threads
     restarts = 0
     pending = {t["point_id"]: t for t in todo}
     while pending:
         pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker)
-        futs = {pool.submit(compute_point, t): pid for pid, t in pending.items()}
+        futs = {pool.submit(compute, t): pid for pid, t in pending.items()}
         broken = False
         try:
             for fut in cf.as_completed(futs):
@@ -354,13 +358,13 @@ def _run_local(todo, workers, sink):
                   file=sys.stderr)
 
 
-def _run_dask(todo, scheduler, sink):
+def _run_dask(todo, scheduler, sink, compute=compute_point):
     from distributed import Client, as_completed
 
     client = Client(scheduler, timeout="30s", set_as_default=False)
     try:
         with client.as_current():  # as_completed finds the client through the "current" one
-            futs = {client.submit(compute_point, t, key=f"oscsim-sweep-{t['spec_hash']}-{t['point_id']}",
+            futs = {client.submit(compute, t, key=f"oscsim-sweep-{t['spec_hash']}-{t['point_id']}",
                                   pure=False): t for t in todo}
             for fut in as_completed(list(futs)):
                 t = futs[fut]
@@ -374,19 +378,20 @@ def _run_dask(todo, scheduler, sink):
         client.close()
 
 
-def run_tasks(tasks: list, workers: int, scheduler: str | None, sink) -> None:
-    """Compute the points ``tasks`` (:func:`compute_point`'s dicts) and hand each row to ``sink`` as it finishes:
-    on the Dask scheduler at ``scheduler``, else on ``workers`` local processes (0: in this process). A worker
-    that dies is replaced and its points recomputed; the rows do not depend on the executor."""
+def run_tasks(tasks: list, workers: int, scheduler: str | None, sink, compute=compute_point) -> None:
+    """Compute the points ``tasks`` (:func:`compute_point`'s dicts) with ``compute`` (a picklable ``task -> row``,
+    default :func:`compute_point`) and hand each row to ``sink`` as it finishes: on the Dask scheduler at
+    ``scheduler``, else on ``workers`` local processes (0: in this process). A worker that dies is replaced and
+    its points recomputed; the rows do not depend on the executor."""
     if not tasks:
         return
     if scheduler:
-        _run_dask(tasks, scheduler, sink)
+        _run_dask(tasks, scheduler, sink, compute)
     elif workers == 0:
         for t in tasks:
-            sink(compute_point(t))
+            sink(compute(t))
     else:
-        _run_local(tasks, min(workers, len(tasks)), sink)
+        _run_local(tasks, min(workers, len(tasks)), sink, compute)
 
 
 def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: str | None = None,
