@@ -88,7 +88,8 @@ def test_verdict_names_the_bound():
                   "energy_oscillators_j": 5e-9, "floor_without_array_j": 5e-9}])
     v = verdict(df, spec)
     assert v["best_trial"] == 0 and v["ratio_to_gpu_lower"] == pytest.approx(3.0)
-    assert v["bounded_by"].startswith("periphery") and "digital periphery and SRAM bound it" in v["text"]
+    assert v["bounded_by"].startswith("periphery") and "digital periphery, SRAM and leakage bound it" in v["text"]
+    assert "search's own tokens" in v["judged_on"]
     assert list(v["decomposition_j"]) == ["digital_periphery_j", "oscillators_j"]
     # array-bound
     df.loc[0, ["energy_digital_periphery_j", "energy_oscillators_j", "floor_without_array_j"]] = [50e-9, 250e-9, 50e-9]
@@ -97,13 +98,19 @@ def test_verdict_names_the_bound():
     # a winner
     df.loc[0, "energy_per_token_j"] = 20e-9
     v = verdict(df, spec)
-    assert v["bounded_by"] is None and "beats the GPU's lower bound by 5x" in v["text"]
+    assert v["bounded_by"] == "oscillators_j" and "beats the GPU's lower bound by 5x" in v["text"]
     # nothing at the threshold
     df["bpc_loss"] = [0.3, 0.2]
     v = verdict(df, spec)
-    assert v["best_trial"] is None and "No feasible design reaches a BPC loss <= 0.05" in v["text"]
+    assert v["best_trial"] is None and "No design reaches a BPC loss <= 0.05" in v["text"]
     assert v["closest_trial"] == 1 and "It does not beat the GPU's lower bound" not in v["text"]  # 10 nJ < 100 nJ
     assert "beats the GPU's lower bound by 10x" in v["text"]
+    # rescored: the front is judged by its losses on the test tokens, not the search's
+    df["bpc_loss"] = [0.01, 0.02]
+    recheck = pd.DataFrame({"trial": [0, 1], "recheck_bpc_loss": [0.2, 0.04], "recheck_bpc_loss_se": [0.01, 0.01],
+                            "recheck_windows": [32, 32]})
+    v = verdict(df, spec, recheck)
+    assert v["best_trial"] == 1 and v["bpc_loss"] == 0.04 and "rescored on 32 windows" in v["judged_on"]
 
 
 def test_gain_cell_anchor_normalisation():

@@ -60,6 +60,7 @@ def reference(spec_path, tmp_path_factory):
               "plots/area_vs_energy.svg", "plots/latency_vs_energy.png"):
         assert (out / f).is_file(), f
     assert "hovertemplate" in (out / "front.html").read_text()
+    df.attrs["out"] = str(out)
     return df
 
 
@@ -82,6 +83,30 @@ def test_two_local_workers_give_the_same_trials(reference, spec_path, tmp_path):
 @pytest.mark.slow
 def test_one_local_worker_gives_the_same_trials(reference, spec_path, tmp_path):
     _same(run_design(load_design_spec(spec_path), tmp_path, workers=1, progress=False), reference)
+
+
+def test_recheck_rescores_the_front_on_test_tokens_and_resumes(reference, spec_path, tmp_path):
+    import shutil
+
+    from mapping.design import load_recheck, recheck_front, rewrite_results
+
+    spec = load_design_spec(spec_path)
+    out = tmp_path / "d"
+    shutil.copytree(reference.attrs["out"], out)
+    front = reference[reference["on_front"]]
+    rc = recheck_front(spec, out, reference, windows=1, workers=0)
+    assert sorted(rc["trial"]) == sorted(front["trial"]) and (rc["recheck_windows"] == 1).all()
+    assert rc["recheck_error"].isna().all() and rc["recheck_bpc_loss"].notna().all()
+    # other tokens (the test split), so another loss than the search's
+    assert not (rc.set_index("trial")["recheck_bpc_loss"] == front.set_index("trial")["bpc_loss"]).all()
+    again = recheck_front(spec, out, reference, windows=1, workers=0)  # nothing left to do: the same rows
+    pd.testing.assert_frame_equal(again, rc)
+    rewrite_results(spec, out)
+    import json
+
+    v = json.loads((out / "report.json").read_text())
+    assert "rescored on 1 windows" in v["judged_on"]
+    pd.testing.assert_frame_equal(load_recheck(out), rc)
 
 
 def _count(db: Path, state: str) -> int:

@@ -14,11 +14,14 @@ __all__ = ["register"]
 
 
 def _run_design(args) -> int:
+    from ..design.recheck import recheck_front
     from ..design.spec import load_design_spec
     from ..design.study import run_design
 
     if args.workers < 0:
         raise ValueError(f"--workers must be >= 0 (0: in this process), got {args.workers}")
+    if args.recheck_windows < 0:
+        raise ValueError(f"--recheck-windows must be >= 0 (0: no rescoring), got {args.recheck_windows}")
     spec = load_design_spec(args.spec)  # every field and both ends of every range validated here
     if args.trials is not None:
         import dataclasses
@@ -30,8 +33,14 @@ def _run_design(args) -> int:
         print(f"oscsim design: {spec.name}: {spec.trials} trials ({spec.sampler}, seed {spec.seed}, population "
               f"{spec.population}; spec {spec.spec_hash}) into {args.out} {where}", file=sys.stderr)
     progress = False if (args.json or args.no_progress) else None
-    run_design(spec, args.out, workers=args.workers, scheduler=args.scheduler, storage=args.storage,
-               progress=progress, spec_text=Path(args.spec).read_text())
+    df = run_design(spec, args.out, workers=args.workers, scheduler=args.scheduler, storage=args.storage,
+                    progress=progress, spec_text=Path(args.spec).read_text())
+    if args.recheck_windows:
+        from ..design.study import rewrite_results
+
+        recheck_front(spec, args.out, df, windows=args.recheck_windows, workers=args.workers,
+                      scheduler=args.scheduler, progress=progress is not False and sys.stderr.isatty())
+        rewrite_results(spec, args.out, storage=args.storage)
     report = json.loads((Path(args.out) / "report.json").read_text())
     if args.json:
         print(json.dumps(report, indent=1))
@@ -60,6 +69,9 @@ def register(subparsers) -> None:
                    help="RDB storage URL of the study, e.g. postgresql://user:pw@host/db (default: the SQLite file "
                         "DIR/study.db)")
     p.add_argument("--trials", type=int, default=None, help="trials in all, more than before extends the study (default: the spec's)")
+    p.add_argument("--recheck-windows", type=int, default=0, metavar="N",
+                   help="after the study, rescore the front's designs on N windows of the test split and judge "
+                        "the verdict by them (0: no rescoring)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (no progress bar)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run_design)

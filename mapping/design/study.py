@@ -35,7 +35,7 @@ from pathlib import Path
 
 from .spec import DesignSpec, config_of
 
-__all__ = ["run_design", "check_space", "DesignDirError", "storage_url", "LEASE_S", "ROW_METRICS"]
+__all__ = ["run_design", "rewrite_results", "check_space", "DesignDirError", "storage_url", "LEASE_S", "ROW_METRICS"]
 
 META = "design.json"
 LEASE_S = 300.0  # a driver on another host is presumed gone after this long without a heartbeat [s]
@@ -431,3 +431,12 @@ def _evaluate_batch(spec: DesignSpec, study, workers: int, scheduler: str | None
 
     run_tasks(tasks, workers, scheduler, sink, compute=functools.partial(compute_point, metrics_of=trial_metrics))
     return results, batch
+
+
+def rewrite_results(spec: DesignSpec, out: str | Path, *, storage: str | None = None):
+    """Write the tables, report and plots of a stored study again (e.g. after :func:`recheck_front`)."""
+    from .results import write_results
+
+    _quiet_optuna()
+    study = _open_study(spec, storage_url(Path(out), storage))
+    return write_results(study, spec, out)
