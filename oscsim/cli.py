@@ -203,6 +203,22 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``oscsim`` command; returns the exit status.
+
+    Output piped into a reader that stops early (``oscsim ... | head``) ends the command quietly with status
+    141 (128 + SIGPIPE, as a Unix tool killed by the signal), instead of a BrokenPipeError traceback.
+    """
+    try:
+        try:
+            return _run(argv)
+        finally:  # also after argparse's exit (--help): flush here, not at interpreter exit, to catch a closed pipe
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return 141
+
+
+def _run(argv):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
@@ -218,6 +234,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"oscsim {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _stdout_to_devnull() -> None:
+    """Point file descriptor 1 at /dev/null: Python flushes stdout again at exit, which would raise once more
+    on the closed pipe (the recipe of the ``signal`` module's documentation, "Note on SIGPIPE")."""
+    import os
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a replaced stdout (tests, notebooks): nothing to redirect
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -82,3 +82,42 @@ def test_batches_deterministic():
     assert torch.equal(x1, x2) and torch.equal(x1[:, 1:], y1[:, :-1])
     x, y = eval_windows(data.to(torch.uint8), 100)
     assert x.shape == (9, 100) and torch.equal(x.flatten()[1:], y.flatten()[:-1])
+
+
+def test_encode_gives_tokens_and_next_byte_targets():
+    from oscsim.data import decode, encode
+
+    x, y = encode("To be, or not to be")
+    assert x.dtype == y.dtype == torch.int64 and x.shape == y.shape == (1, 18)
+    assert decode(x) == "To be, or not to b" and decode(y) == "o be, or not to be"
+    # UTF-8: a non-ASCII character is several tokens; bytes are taken as they are
+    x, y = encode("né")
+    assert x.tolist() == [[ord("n"), 0xC3]] and y.tolist() == [[0xC3, 0xA9]]
+    assert encode(b"\x00\xff\x10")[0].tolist() == [[0, 255]]
+    # windows as eval_windows cuts a split
+    x, y = encode("abcdefghij", seq_len=4)
+    assert x.shape == (2, 4) and decode(x[1]) == "efgh" and decode(y[1]) == "fghi"
+    # what a model takes
+    from oscsim.nn.kuramoto import KuramotoConfig, KuramotoLM
+
+    torch.manual_seed(0)
+    assert KuramotoLM(KuramotoConfig(k=8, n_heads=2, n_layers=1, seq_len=8))(x).shape == (2, 4, 256)
+
+
+@pytest.mark.parametrize("bad, err, match", [
+    ([72, 105], TypeError, "str .* or bytes, got list"), (torch.tensor([1, 2]), TypeError, "got Tensor"),
+    ("\ud800x", ValueError, "no UTF-8 form at character 0"), ("a", ValueError, "at least 2"),
+    (b"", ValueError, "has 0 byte"), ("abc", ValueError, "seq_len must be"), ("abc", ValueError, "fewer than")])
+def test_encode_refuses_what_is_not_text(bad, err, match):
+    from oscsim.data import encode
+
+    seq_len = {"seq_len must be": 0, "fewer than": 5}.get(match)
+    with pytest.raises(err, match=match):
+        encode(bad, seq_len=seq_len)
+
+
+def test_decode_refuses_non_byte_tokens():
+    from oscsim.data import decode
+
+    with pytest.raises(ValueError, match=r"\[0, 255\], got values in \[-1, 300\]"):
+        decode(torch.tensor([-1, 300]))

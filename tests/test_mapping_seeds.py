@@ -18,6 +18,26 @@ def windows():
 
 
 @pytest.fixture(scope="module")
+def short_windows():
+    """Windows of 5 tokens: products of 5·B rows, whose rows MKL (on two threads) rounds differently for B = 1, 3
+    and 16 on the project's machines (12-token windows happen to round alike there)."""
+    g = torch.Generator().manual_seed(4)
+    return torch.randint(0, 256, (16, 5), generator=g)
+
+
+@pytest.fixture
+def two_threads():
+    """Torch and Numba on two threads, whatever the machine's default: a product's rows are then split over two
+    threads, which is when a row's rounding depends on the rows around it."""
+    before = numba.get_num_threads(), torch.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    torch.set_num_threads(2)
+    yield
+    numba.set_num_threads(before[0])
+    torch.set_num_threads(before[1])
+
+
+@pytest.fixture(scope="module")
 def kuramoto_chip():
     from oscsim.nn.kuramoto import KuramotoConfig, KuramotoLM
 
@@ -30,54 +50,130 @@ def kuramoto_chip():
 def ssa_chips():
     from oscsim.nn.osn import OSNConfig, OSNModel
 
-    torch.manual_seed(0)
-    m1 = OSNModel(OSNConfig(d_model=16, n_heads=2, n_layers=1, seq_len=16, frequency="scalar"))
-    torch.manual_seed(0)
-    m2 = OSNModel(OSNConfig(d_model=16, n_heads=2, n_layers=1, seq_len=16))
+    def model(frequency_scale=1.0, **kw):
+        torch.manual_seed(0)
+        m = OSNModel(OSNConfig(d_model=16, n_heads=2, n_layers=1, seq_len=16, **kw))
+        with torch.no_grad():
+            m.blocks[0].attn.w_omega.weight.mul_(frequency_scale)
+        return m
+
     fast = dict(settle_cycles=5.0, averaging_cycles=40.0)
-    return {"collective": compile(m1, _cfg("collective", fast)), "pairwise": compile(m2, _cfg("pairwise", fast))}
+    # "-fast": sequences that need more than the configured 4 steps per cycle, each its own number (5 λ × the
+    # sequence's fastest rate: 4..6 for the collective chip at x30 frequencies; 6..8 for the pairwise cells at
+    # x3 frequencies and coupling 0.1 f0, as a locked cell's rate is below 2 λ K = 4π × coupling fraction)
+    return {"collective": compile(model(frequency="scalar"), _cfg("collective", fast)),
+            "pairwise": compile(model(), _cfg("pairwise", fast)),
+            "collective-fast": compile(model(30.0, frequency="scalar"), _cfg("collective", fast)),
+            "pairwise-fast": compile(model(3.0), _cfg("pairwise", fast, fraction=0.1))}
 
 
-def _cfg(mode, fast):
+def _cfg(mode, fast, fraction=None):
     from mapping.config import config_from_dict
 
-    return config_from_dict({"ssa": {"mode": mode, **fast}})
+    extra = {} if fraction is None else {"coupling": {"fraction": fraction}}
+    return config_from_dict({"ssa": {"mode": mode, **fast}, **extra})
 
 
 def _logits(chip, tokens, bs, seed=0):
     return run(chip, tokens, seed=seed, batch_size=bs, closed_form=False).logits
 
 
-def test_kuramoto_chip_logits_identical_for_batch_sizes_1_3_16(kuramoto_chip, windows):
-    ref = _logits(kuramoto_chip, windows, 16)
+def _assert_batch_sizes_agree(chip, tokens, what):
+    ref = _logits(chip, tokens, 16)
     for bs in (1, 3):
-        assert torch.equal(_logits(kuramoto_chip, windows, bs), ref), f"batch_size={bs} changed the logits"
+        assert torch.equal(_logits(chip, tokens, bs), ref), f"{what}: batch_size={bs} changed the logits"
+    return ref
+
+
+def test_kuramoto_chip_logits_identical_for_batch_sizes_1_3_16(kuramoto_chip, windows, short_windows, two_threads):
+    ref = _assert_batch_sizes_agree(kuramoto_chip, windows, "12-token windows")
+    _assert_batch_sizes_agree(kuramoto_chip, short_windows, "5-token windows")
     # the noise is real: another seed gives other numbers
     assert not torch.equal(_logits(kuramoto_chip, windows, 16, seed=1), ref)
 
 
 @pytest.mark.parametrize("mode", ["pairwise", "collective"])
-def test_ssa_chip_logits_identical_for_batch_sizes(ssa_chips, windows, mode):
+def test_ssa_chip_logits_identical_for_batch_sizes(ssa_chips, windows, short_windows, two_threads, mode):
+    """A sequence's logits do not depend on the other sequences of its batch through the model's own matrix
+    products (5-token windows on two threads fail on the pre-fix code on the project's 2-core machines)."""
     chip = ssa_chips[mode]
-    ref = _logits(chip, windows, 16)
-    for bs in (1, 3):
-        assert torch.equal(_logits(chip, windows, bs), ref), f"{mode}: batch_size={bs} changed the logits"
+    ref = _assert_batch_sizes_agree(chip, windows, f"{mode}, 12-token windows")
+    _assert_batch_sizes_agree(chip, short_windows, f"{mode}, 5-token windows")
     assert not torch.equal(_logits(chip, windows, 16, seed=1), ref)
 
 
-def test_chip_logits_identical_for_1_and_2_threads(kuramoto_chip, ssa_chips, windows):
+@pytest.mark.parametrize("mode", ["pairwise", "collective"])
+def test_ssa_chip_sequences_integrate_with_their_own_steps(ssa_chips, windows, mode):
+    """Nor through the integration step: on the "-fast" chips the batch's fastest sequence used to set the step
+    of all (fails with the step taken over the batch, whatever the torch side)."""
+    _assert_batch_sizes_agree(ssa_chips[f"{mode}-fast"], windows, f"{mode}, own integration steps")
+
+
+def test_chip_logits_identical_for_1_and_2_threads(kuramoto_chip, ssa_chips, windows, short_windows):
     before = numba.get_num_threads(), torch.get_num_threads()
     try:
         out = {}
         for n in (1, 2):
             numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
             torch.set_num_threads(n)
-            out[n] = [_logits(kuramoto_chip, windows, 5), _logits(ssa_chips["pairwise"], windows, 5)]
+            out[n] = [_logits(chip, w, 5) for chip in (kuramoto_chip, ssa_chips["pairwise"])
+                      for w in (windows, short_windows)]
     finally:
         numba.set_num_threads(before[0])
         torch.set_num_threads(before[1])
     for a, b in zip(out[1], out[2]):
         assert torch.equal(a, b)
+    assert torch.get_num_threads() == before[1]  # chip inference restores the caller's torch threads
+
+
+def test_a_failing_chip_simulation_raises_and_leaves_no_sequence_thread(kuramoto_chip, short_windows, monkeypatch):
+    """Chip inference runs each sequence's forward pass in its own (parked) thread: an engine failure in the
+    middle of a batch is raised to the caller and every parked sequence unwinds."""
+    import threading
+
+    def broken(*a, **k):
+        raise RuntimeError("engine broken on purpose")
+
+    monkeypatch.setattr(E, "simulate", broken)
+    with pytest.raises(RuntimeError, match="broken on purpose"):
+        _logits(kuramoto_chip, short_windows, 16)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("chip-sequence-")]
+
+
+def test_stno_amplitude_network_steps_are_its_own():
+    """With per-network seeds each spin-torque network integrates with the step of its own fastest rate: a
+    strongly coupled neighbour in the same call changes nothing."""
+    from mapping.backends.stno import STNOAmplitudeModel
+
+    am = STNOAmplitudeModel.from_preset(noise=True, temperature_k=300.0, steps_per_cycle=4)
+    rng = np.random.default_rng(1)
+    N = 6
+    C = rng.uniform(0, 0.05, (2, N, N))
+    C[1] *= 40 * am.saturation / C[1].sum(-1).max()  # row sums far above the free-running rates
+    om, y0 = rng.normal(0, 0.01, (2, N)), rng.uniform(0, 6, (2, N))
+    seeds = stream_seeds(5, np.arange(2))
+    ts = np.array([0.5, 1.0])
+    y_full, s_full = am.integrate(om, C, y0, t1=2.0, seed=seeds, sample_times=ts)
+    y_one, s_one = am.integrate(om[:1], C[:1], y0[:1], t1=2.0, seed=seeds[:1], sample_times=ts)
+    assert np.array_equal(y_full[:1], y_one) and np.array_equal(s_full[:, :1], s_one)
+
+
+def test_per_group_step_counts_equal_each_group_alone():
+    """integrate_phase with per-group step counts (the SSA chips' own steps per sequence): each group's numbers
+    are those of the group run alone with its count; an int seed is refused (streams keyed on position)."""
+    rng = np.random.default_rng(2)
+    om, C, y0 = rng.normal(size=(3, 4)), rng.uniform(0, 0.5, (3, 4, 4)), rng.uniform(0, 6, (3, 4))
+    seeds = stream_seeds(9, np.arange(3))
+    n = np.array([40, 55, 40])
+    full = integrate_phase(om, C, y0, t1=2.0, n_steps=n, sigma=0.2, seed=seeds, t_start=1.0)
+    for g in range(3):
+        one = integrate_phase(om[g:g + 1], C[g:g + 1], y0[g:g + 1], t1=2.0, n_steps=int(n[g]), sigma=0.2,
+                              seed=seeds[g:g + 1], t_start=1.0)
+        assert np.array_equal(full.y_final[g], one.y_final[0]) and np.array_equal(full.coherence[g], one.coherence[0])
+    with pytest.raises(ValueError, match="per-group seeds"):
+        integrate_phase(om, C, y0, t1=2.0, n_steps=n, seed=1, t_start=1.0)
+    with pytest.raises(ValueError, match="trajectory"):
+        integrate_phase(om, C, y0, t1=2.0, n_steps=n, seed=seeds, save_every=2)
 
 
 def test_engine_per_group_seeds_make_a_group_independent_of_its_batch():

@@ -113,8 +113,9 @@ def integrate_phase(omega, coupling, y0, *, t1, n_steps, harmonics=((1.0, 0.0),)
     y0 : (G, N) initial phases [rad].
     t1 : float
         End time (time unit: cycles in mapping).
-    n_steps : int
-        Fixed steps of stochastic Heun (Heun when σ = 0).
+    n_steps : int or (G,) int
+        Fixed steps of stochastic Heun (Heun when σ = 0); per group (with per-group seeds, no trajectory) when
+        the groups need their own steps.
     harmonics : (M, 2)
         (a_m, b_m) of H.
     sigma : float or (G, N)
@@ -141,8 +142,32 @@ def integrate_phase(omega, coupling, y0, *, t1, n_steps, harmonics=((1.0, 0.0),)
         seed = np.asarray(seed, dtype=np.uint64)
         if seed.shape != (y0.shape[0],):
             raise ValueError(f"seed: per-group seeds must have shape ({y0.shape[0]},), got {seed.shape}")
-    args = (omega, coupling, np.asarray(harmonics, dtype=float), sigma, float(t1), int(n_steps), y0, seed,
-            save_every, t_start)
-    if backend == "numpy":
-        return _reference(*args)
-    return _engine(*args)
+    run = _reference if backend == "numpy" else _engine
+    h = np.asarray(harmonics, dtype=float)
+    if np.ndim(n_steps) == 0:
+        return run(omega, coupling, h, sigma, float(t1), int(n_steps), y0, seed, save_every, t_start)
+    if save_every:
+        raise ValueError("save_every: a trajectory needs one step count for all groups (n_steps an int)")
+    return _per_group_steps(run, omega, coupling, h, sigma, float(t1), np.asarray(n_steps), y0, seed, t_start)
+
+
+def _per_group_steps(run, omega, coupling, h, sigma, t1, n_steps, y0, seed, t_start) -> PhaseResult:
+    """:func:`integrate_phase` with each group's own number of steps: the groups of equal count share one
+    call (a group's numbers are those of the same group run alone, as its seed and coupling bounds are its
+    own), the results are put back in place."""
+    G = y0.shape[0]
+    if n_steps.shape != (G,) or not np.issubdtype(n_steps.dtype, np.integer) or np.any(n_steps < 1):
+        raise ValueError(f"n_steps: per-group step counts must be integers >= 1 of shape ({G},), got "
+                         f"{n_steps.dtype} {n_steps.shape}")
+    if np.ndim(seed) == 0:
+        raise ValueError("n_steps: per-group step counts need per-group seeds (an int seed keys the streams on "
+                         "the group's position in the call)")
+    sig = np.asarray(sigma, dtype=float)
+    res = PhaseResult(y_final=np.empty_like(y0), coherence=None if t_start is None else np.empty(coupling.shape))
+    for n in np.unique(n_steps):
+        g = np.flatnonzero(n_steps == n)
+        r = run(omega[g], coupling[g], h, sig[g] if sig.ndim else sigma, t1, int(n), y0[g], seed[g], None, t_start)
+        res.y_final[g], res.backend = r.y_final, r.backend
+        if t_start is not None:
+            res.coherence[g] = r.coherence
+    return res

@@ -94,7 +94,11 @@ class KuramotoBackend(LayerBackend):
         out = self.step(prepared, KuramotoInputs.of(theta, parts.A, parts.v), seeds)
         va = torch.from_numpy(out.va).to(theta.dtype)
         a_ref = torch.from_numpy(out.a).to(theta.dtype) if out.a is not None else parts.a
-        delta = chip.model.layers[layer].attn.apply_bound(va, a_ref)
+        # the bound per sequence, as the model's own torch operations run (mapping.simulation.inference): a
+        # reduction's rounding may depend on the rows beside it
+        bound = chip.model.layers[layer].attn.apply_bound
+        delta = torch.cat([bound(va[b:b + 1], None if a_ref is None else a_ref[b:b + 1])
+                           for b in range(va.shape[0])])
         dd = lambda x: np.asarray(x.detach().double())  # noqa: E731
         stats.add_kuramoto(dd(theta), dd(delta), dd(parts.delta), dd(va), dd(parts.v * parts.a))
         return delta, out.backend

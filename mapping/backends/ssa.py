@@ -18,7 +18,6 @@ returns S and the model's own top-k, normalisation, S V and projections follow.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,6 +180,8 @@ class SSABackend(LayerBackend):
                                      stacklevel=stacklevel + 1)
 
     @staticmethod
-    def _rate_steps(settings: SSASettings, rate: float) -> int:
-        """Steps per cycle: the configured ones, or 5 per radian of the fastest rate if more."""
-        return max(settings.steps_per_cycle, int(math.ceil(5 * rate)))
+    def _rate_steps(settings: SSASettings, rate) -> np.ndarray:
+        """Steps per cycle (int64, the shape of ``rate``): the configured ones, or 5 per radian of the fastest
+        rate [rad/cycle] if more. Each sequence gets its own from its own fastest rate, never the batch's: a
+        sequence's numbers must not depend on the other sequences of its batch."""
+        return np.maximum(settings.steps_per_cycle, np.ceil(5 * np.asarray(rate, dtype=np.float64)).astype(np.int64))

@@ -68,6 +68,8 @@ def ssa1d_collective(omega, thr, *, causal: bool, lam: float, settle_cycles: flo
     Parameters
     ----------
     omega : (G, N) scalar natural frequency per token [model rate units].
+    steps_per_cycle : int or (G,) int
+        Integration steps per cycle, per network when an array (the networks of each count share a call).
     thr : (G, N, N) K r_i J_ij per query row i [model rate units].
     causal : bool
         Directed coupling from the prefix (C_ij = λ thr_ij for j < i) instead of mutual (λ thr_ij / 2).
@@ -84,7 +86,11 @@ def ssa1d_collective(omega, thr, *, causal: bool, lam: float, settle_cycles: flo
                                freq_residual=freq_residual, coupler_gain=coupler_gain)
     G, N = om.shape
     t1 = settle_cycles + averaging_cycles
-    n_steps = max(int(np.ceil(t1 * steps_per_cycle)), 1)
+    n_steps = np.maximum(np.ceil(t1 * np.asarray(steps_per_cycle)).astype(np.int64), 1)
+    if n_steps.ndim:
+        n_steps = np.broadcast_to(n_steps, (G,))
+    else:
+        n_steps = int(n_steps)
     y0 = np.zeros((G, N))
     keys = np.arange(G)[:, None] if group_keys is None else np.asarray(group_keys)
     if keys.ndim != 2 or keys.shape[0] != G:
@@ -108,10 +114,11 @@ class SSACollective(SSABackend):
         fr, cg, sigma = s.freq_residual, s.coupler_gain, s.sigma
         omega = inp.omega[..., 0]  # (B, H, N)
         om = omega - omega.mean(-1, keepdims=True)  # rotating frame at the mean
+        # each sequence's own step from its own fastest rate (repeated over its heads)
+        spc = np.repeat(self._rate_steps(s, s.lam * (np.abs(om).max(axis=(1, 2)) + K)), H)
         res = ssa1d_collective(
             om.reshape(B * H, N), thr.reshape(B * H, N, N), causal=causal, lam=s.lam,
-            settle_cycles=s.settle_cycles, averaging_cycles=s.averaging_cycles,
-            steps_per_cycle=self._rate_steps(s, s.lam * (float(np.max(np.abs(om))) + K)), k_max=K,
+            settle_cycles=s.settle_cycles, averaging_cycles=s.averaging_cycles, steps_per_cycle=spc, k_max=K,
             coupling_q=s.coupling_q,
             sigma=(np.broadcast_to(sigma * np.sqrt(s.diffusion_rel[:, :N]), (B, H, N)).reshape(B * H, N)
                    if sigma else sigma),

@@ -79,7 +79,8 @@ def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging
         λ, chip rad/cycle per model rate unit.
     settle_cycles, averaging_cycles : float
         Discarded transient and averaging window [cycles].
-    steps_per_cycle : int
+    steps_per_cycle : int or (P,) int
+        Integration steps per cycle, per cell when an array.
     k_max : float
         K, the full scale of the coupler (programmed value thr / K ∈ [0, 1]).
     coupling_q : Quantiser, optional
@@ -113,7 +114,8 @@ def adler_cells(delta_omega, thr, *, lam: float, settle_cycles: float, averaging
     P = omega.shape[0]
     kap = C[:, 0, 1]
     t1 = settle_cycles + averaging_cycles
-    n_steps = max(int(np.ceil(t1 * steps_per_cycle)), 1)
+    n_steps = np.maximum(np.ceil(t1 * np.asarray(steps_per_cycle)).astype(np.int64), 1)
+    n_steps = np.broadcast_to(n_steps, (P,)) if n_steps.ndim else int(n_steps)
     keys = np.arange(P)[:, None] if cell_keys is None else np.asarray(cell_keys)
     if keys.ndim != 2 or keys.shape[0] != P:
         raise ValueError(f"cell_keys must have shape ({P}, K), got {keys.shape}")
@@ -146,11 +148,11 @@ def _adler_heun(dw, k2, sig, t1, n_steps, t_start, cell_seeds, odd=(1.0,)):
     dw = np.ascontiguousarray(dw, dtype=np.float64)
     k2 = np.ascontiguousarray(np.broadcast_to(k2, dw.shape), dtype=np.float64)
     seeds = np.ascontiguousarray(np.broadcast_to(cell_seeds, dw.shape), dtype=np.uint64)
+    n_steps = np.ascontiguousarray(np.broadcast_to(n_steps, dw.shape), dtype=np.int64)  # each cell its own
     dt = t1 / n_steps
-    start = int(np.ceil(t_start / dt - 1e-9))
+    start = np.ceil(t_start / dt - 1e-9).astype(np.int64)
     sig = np.ascontiguousarray(np.broadcast_to(np.asarray(sig, dtype=np.float64), dw.shape))
-    return _adler_cells_kernel(dw, k2, sig, float(dt), int(n_steps), start, seeds,
-                               np.ascontiguousarray(odd, dtype=np.float64))
+    return _adler_cells_kernel(dw, k2, sig, dt, n_steps, start, seeds, np.ascontiguousarray(odd, dtype=np.float64))
 
 
 @nb.njit(cache=True, parallel=True)
@@ -158,10 +160,11 @@ def _adler_cells_kernel(dw, k2, sig, dt, n_steps, start, seeds, odd):
     P = dw.shape[0]
     acc = np.zeros(P)
     phi_out = np.zeros(P)
-    sqdt = math.sqrt(dt)
     M = odd.shape[0]
     nbuf = 64
     for p in nb.prange(P):
+        h = dt[p]
+        sqdt = math.sqrt(h)
         st = np.empty(4, dtype=np.uint64)
         seed_state(seeds[p], 0, 0, st)
         buf = np.empty(nbuf)
@@ -170,7 +173,7 @@ def _adler_cells_kernel(dw, k2, sig, dt, n_steps, start, seeds, odd):
         phi = 0.0
         a = 0.0
         n_avg = 0
-        for k in range(n_steps):
+        for k in range(n_steps[p]):
             g0 = 0.0
             for m in range(M):
                 g0 += odd[m] * math.sin((m + 1) * phi)
@@ -182,12 +185,12 @@ def _adler_cells_kernel(dw, k2, sig, dt, n_steps, start, seeds, odd):
                     used = 0
                 dW = sqdt * sig[p] * buf[used]
                 used += 1
-            pred = phi + f0 * dt + dW
+            pred = phi + f0 * h + dW
             g1 = 0.0
             for m in range(M):
                 g1 += odd[m] * math.sin((m + 1) * pred)
-            phi = phi + 0.5 * (f0 + dw[p] - k2[p] * g1) * dt + dW
-            if k + 1 > start:
+            phi = phi + 0.5 * (f0 + dw[p] - k2[p] * g1) * h + dW
+            if k + 1 > start[p]:
                 a += math.cos(phi)
                 n_avg += 1
         acc[p] = a / max(n_avg, 1)
@@ -215,9 +218,12 @@ class SSAPairwise(SSABackend):
         if not b_i.size:
             return SSAOutput(S=S, locked=locked)
         fr, cg, sigma = s.freq_residual, s.coupler_gain, s.sigma
+        # each sequence's own step from its own fastest cell
+        top = np.full(J.shape[0], -np.inf)
+        np.maximum.at(top, b_i, dw[sel] + thr[sel])
         res = adler_cells(
             dw[sel], thr[sel], lam=s.lam, settle_cycles=s.settle_cycles, averaging_cycles=s.averaging_cycles,
-            steps_per_cycle=self._rate_steps(s, s.lam * float(np.max(dw[sel] + thr[sel]))), k_max=K,
+            steps_per_cycle=self._rate_steps(s, s.lam * top[b_i]), k_max=K,
             coupling_q=s.coupling_q, sigma=sigma * np.sqrt(s.diffusion_rel[h_i, i_i, j_i, :]) if sigma else sigma,
             freq_residual=fr[h_i, i_i, j_i, :] if fr is not None else None,
             coupler_gain=cg[h_i, i_i, j_i] if cg is not None else None, seed=seed, backend=s.integrator,

@@ -228,15 +228,39 @@ class STNOAmplitudeModel:
     def integrate(self, omega, coupling, y0, *, t1: float, seed: int, sample_times=None):
         """Integrate G networks from phases y0 over [0, t1] cycles with couplings ``coupling`` (the phase
         model's C_ij, rad/cycle), then, when ``sample_times`` (M,) is given, the readout window with the
-        couplers open. Returns (final phases (G, N), samples (M, G, N) or None)."""
+        couplers open. Returns (final phases (G, N), samples (M, G, N) or None).
+
+        With one stream seed per network, each network's step comes from its own fastest rate, so its numbers
+        do not depend on the other networks of the call (networks of equal step share one engine call); with
+        an int seed (streams keyed on the position) the whole call is one unit and takes the fastest rate.
+        """
+        y0 = np.asarray(y0, dtype=np.float64)
+        G, N = y0.shape
+        coupling = np.asarray(coupling, dtype=np.float64)
+        rows = np.abs(coupling).sum(-1).max(-1) if coupling.size else np.zeros(())
+        spc = np.maximum(self.steps_per_cycle,
+                         np.ceil(np.maximum(abs(self.n_shift) + self.saturation, rows) * 10).astype(np.int64))
+        if np.ndim(seed) == 0 or coupling.ndim < 3 or np.all(spc == spc.flat[0]):
+            return self._integrate(omega, coupling, y0, int(spc.max()), t1, seed, sample_times)
+        omega = np.broadcast_to(np.asarray(omega, dtype=np.float64), (G, N))
+        seed = np.asarray(seed, dtype=np.uint64)
+        y1 = np.empty((G, N))
+        samples = None
+        for s in np.unique(spc):
+            g = np.flatnonzero(spc == s)
+            y1[g], smp = self._integrate(omega[g], coupling[g], y0[g], int(s), t1, seed[g], sample_times)
+            if smp is not None:
+                samples = np.empty((smp.shape[0], G, N)) if samples is None else samples
+                samples[:, g] = smp
+        return y1, samples
+
+    def _integrate(self, omega, coupling, y0, spc: int, t1: float, seed, sample_times):
+        """:meth:`integrate` with ``spc`` steps per cycle for all G networks."""
         from oscsim.engine import RK4, SaveAt, StochasticHeun, StuartLandauNetwork, simulate
 
-        y0 = np.asarray(y0, dtype=np.float64)
         G, N = y0.shape
         a, b, C = self._network(omega, coupling)
         c0 = math.sqrt(self.p0) * np.exp(-1j * y0)
-        rate = max(abs(self.n_shift) + self.saturation, float(np.max(np.abs(coupling).sum(-1))) if coupling.size else 0)
-        spc = max(self.steps_per_cycle, int(math.ceil(rate * 10)))
         n = max(int(math.ceil(t1 * spc)), 4)
         noisy = self.noise > 0
         solver = StochasticHeun() if noisy else RK4()

@@ -49,7 +49,7 @@ def recheck_front(spec: DesignSpec, out: str | Path, df, *, windows: int, worker
     import json
 
     import pandas as pd
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
 
     from ..sweep.run import compute_point, run_tasks, write_df
     from .evaluate import METRICS_KEY, trial_metrics

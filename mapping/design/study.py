@@ -314,7 +314,7 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
     pandas.DataFrame
         The trials table (:func:`mapping.design.results.trials_table`).
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
 
     from optuna.trial import TrialState
 

@@ -12,8 +12,10 @@ layer and run (``prepare``), stepped once per batch of sequences (``step``):
   collective SSA-1D network); the model's own top-k, normalisation, S V and projections follow.
 
 Noise is keyed on (run seed, layer, the sequence's index in the whole run, and the object's own indices, or on
-a time-multiplexed chip the physical run that serves it; :class:`mapping.seeds.LayerSeeds`), so the same seed
-gives bit-identical outputs whatever ``batch_size``.
+a time-multiplexed chip the physical run that serves it; :class:`mapping.seeds.LayerSeeds`), each sequence
+integrates with a step set by its own rates, and each sequence goes through the model's torch operations on its
+own, on one torch thread (only the chip simulation of a layer is batched: :func:`_forward_per_sequence`), so the
+same seed gives bit-identical outputs whatever ``batch_size``, thread count or load.
 
 Per-layer fidelity compares the chip's layer output with the closed form **for the same input** (the chip's
 own hidden state), so it isolates each layer's error; end-to-end, the chip's logits are compared with the
@@ -22,6 +24,8 @@ closed-form model's.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import sys
 import time
@@ -85,22 +89,138 @@ def _batches(tokens, bs):
     return [(start, tokens[start:start + bs]) for start in range(0, tokens.shape[0], bs)]
 
 
+class _Abort(Exception):
+    """Unwinds a sequence's forward pass parked in the chip hook when the batch fails elsewhere."""
+
+
+def _stack(values):
+    """One batched hook argument from its per-sequence values (see :func:`_forward_per_sequence`).
+
+    A tensor whose first dimension is the batch (size one here) is concatenated; a dataclass or dict is stacked
+    field by field; a float that differs between sequences is a per-sequence statistic (e.g. an SSA layer's
+    ``locked_fraction``, a share of equally many pairs per sequence) and is averaged; anything else is a model
+    constant (K, α, top-k, causal) and passed on from the first sequence.
+    """
+    import torch
+
+    v0 = values[0]
+    if isinstance(v0, torch.Tensor) and v0.dim() > 0 and v0.shape[0] == 1:
+        return torch.cat(values)
+    if dataclasses.is_dataclass(v0) and not isinstance(v0, type):
+        return dataclasses.replace(v0, **{f.name: _stack([getattr(v, f.name) for v in values])
+                                          for f in dataclasses.fields(v0)})
+    if isinstance(v0, dict):
+        return {k: _stack([v[k] for v in values]) for k in v0}
+    if isinstance(v0, float) and any(v != v0 for v in values):
+        return float(np.mean(values))
+    return v0
+
+
+def _forward_per_sequence(model, x, override):
+    """Logits (B, T, V) of ``model`` on tokens ``x`` (B, T) with the chip hook ``override``, whatever the batch.
+
+    Every torch operation of the model runs on one sequence at a time: a CPU matrix product (MKL) gives a row a
+    result that depends on how many rows the matrix has, where the row sits and how the rows are split over
+    threads, so a sequence's logits would otherwise change in the last bits with the other sequences of its
+    batch. Only the chip simulation is batched. Each sequence's forward pass runs in its own thread, but one at
+    a time (the calling thread hands over and waits, so torch calls never overlap): at layer i it parks in the
+    hook with its arguments; when all B have arrived, the arguments are stacked, ``override(i, *args)``
+    simulates the whole batch in one call (in the calling thread), and each sequence resumes with its own slice
+    (a copy) of the result. Threads are the one way to suspend a model's own forward pass in the middle without
+    re-implementing it (or re-running its first layers for every later one).
+    """
+    import queue
+    import threading
+
+    import torch
+
+    B = x.shape[0]
+    if B == 1:  # nothing to batch: the forward pass in the calling thread
+        return model(x, attn_override=override)
+    arrived = queue.Queue()  # (kind, payload) from the running sequence: "hook" (layer, args), "done", "error"
+    resume = [queue.Queue() for _ in range(B)]
+
+    def work(b):
+        def hook(j, *args):
+            arrived.put(("hook", (j, args)))
+            out = resume[b].get()
+            if out is _Abort:
+                raise _Abort
+            return out
+
+        try:
+            with torch.no_grad():  # grad mode is per thread
+                arrived.put(("done", model(x[b:b + 1], attn_override=hook)))
+        except _Abort:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
+            arrived.put(("error", exc))
+
+    threads = [threading.Thread(target=work, args=(b,), name=f"chip-sequence-{b}", daemon=True) for b in range(B)]
+
+    def step(b, value=None):
+        """Let sequence b run (start it, or resume it with ``value``) until it parks in the hook or ends."""
+        if threads[b].ident is None:
+            threads[b].start()
+        else:
+            resume[b].put(value)
+        kind, payload = arrived.get()
+        if kind == "error":
+            raise payload
+        return kind, payload
+
+    try:
+        reports = [step(b) for b in range(B)]
+        while reports[0][0] == "hook":
+            if any(kind != "hook" or payload[0] != reports[0][1][0] for kind, payload in reports):
+                raise RuntimeError("the sequences of one batch reached different layers")  # one model, one path
+            args = [payload[1] for _, payload in reports]
+            out = override(reports[0][1][0], *[_stack([a[k] for a in args]) for k in range(len(args[0]))])
+            reports = [step(b, out[b:b + 1].clone()) for b in range(B)]
+        if any(kind != "done" for kind, _ in reports):
+            raise RuntimeError("the sequences of one batch reached different layers")
+        return torch.cat([payload for _, payload in reports])
+    finally:  # after a failure, sequences still waiting in (or heading for) the hook unwind
+        for b in range(B):
+            if threads[b].is_alive():
+                resume[b].put(_Abort)
+        for t in threads:
+            if t.ident is not None:
+                t.join()
+
+
+@contextlib.contextmanager
+def _one_torch_thread():
+    """Run the model's torch operations on one thread (the caller's setting restored after): MKL splits a
+    product's rows over its threads, so a row's rounding would depend on the thread count. The chip
+    simulation keeps Numba's threads."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _run_model(chip, tokens, bs, make_override, progress, closed_form):
-    """Chip logits (and closed-form logits) over batches, each batch through the model's own forward."""
+    """Chip logits (and closed-form logits) over batches, each sequence through the model's own forward on one
+    torch thread (the chip simulation batched; see :func:`_forward_per_sequence`)."""
     import torch
 
     logits, logits_cf = [], []
     wall = 0.0
     batches = _batches(tokens, bs)
     bar = _progress(len(batches), progress, "chip inference")
-    with torch.no_grad():
+    with torch.no_grad(), _one_torch_thread():
         for start, x in batches:
             seq_ids = np.arange(start, start + x.shape[0])
             t0 = time.perf_counter()
-            logits.append(chip.model(x, attn_override=make_override(seq_ids)))
+            logits.append(_forward_per_sequence(chip.model, x, make_override(seq_ids)))
             wall += time.perf_counter() - t0
-            if closed_form:
-                logits_cf.append(chip.model(x))
+            if closed_form:  # one sequence at a time too: the same numbers whatever the batch
+                logits_cf.extend(chip.model(x[b:b + 1]) for b in range(x.shape[0]))
             bar.update(1)
     bar.close()
     return torch.cat(logits), torch.cat(logits_cf) if closed_form else None, wall

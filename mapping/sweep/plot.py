@@ -49,10 +49,39 @@ def unit_of(name: str) -> str:
     return ""
 
 
-def _label(name: str) -> str:
-    u = unit_of(name)
+def _label(name: str, unit: str | None = None) -> str:
+    u = unit_of(name) if unit is None else unit
     base = _LABELS.get(name, name)
     return f"{base} [{u}]" if u else base
+
+
+_SCALABLE = ("J/token", "Hz", "s", "J")  # units shown with an SI prefix (nJ/token, GHz, ms)
+
+
+def _scaled(name: str, values) -> tuple[float, str]:
+    """(factor, axis label) of column ``name`` for ``values``: energies in nJ or µJ per token, not J."""
+    from oscsim.plotting import si_scale
+
+    u = unit_of(name)
+    f, pu = si_scale(values, u) if u in _SCALABLE else (1.0, u)
+    return f, _label(name, pu)
+
+
+def _is_integer_axis(name: str, values) -> bool:
+    """Bits, seeds and other whole-number parameters get whole-number ticks."""
+    leaf = name.split(".")[-1]
+    return (leaf.endswith("bits") or leaf.endswith("seed") or leaf in ("n_heads", "n_layers")) and _numeric(values) \
+        and all(float(v).is_integer() for v in values)
+
+
+def _title(text: str, width: int = 70) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))
+
+
+_MARKERS = ("o", "s", "^", "D", "v", "P")
+_STYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)))
 
 
 def pareto_front(cost, loss) -> np.ndarray:
@@ -105,12 +134,9 @@ def _design_label(d: dict) -> str:
 
 
 def _save(fig, path: Path, formats) -> list:
-    out = []
-    for ext in formats:
-        p = path.with_suffix(f".{ext}")
-        fig.savefig(p, dpi=110, bbox_inches="tight")
-        out.append(p)
-    return out
+    from oscsim.plotting import save
+
+    return save(fig, path, formats)
 
 
 def _matches(v, want) -> bool:
@@ -170,6 +196,8 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from oscsim.plotting import colorbar, figure, integer_ticks, log_ticks
+
     from .run import _read_meta, load_results
 
     out = Path(out)
@@ -204,6 +232,7 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
 
     # ---- metric vs parameter, band over seeds
     for m in metrics:
+        fm, ylab = _scaled(m, [r[m] for r in rows])
         for p in params:
             others = [q for q in params if q != p]
             groups: dict = {}
@@ -218,32 +247,38 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
             xs_all = [r[p] for r in rows]
             numeric = _numeric(xs_all)
             cats = sorted({_key(v) for v in xs_all})
-            fig, ax = plt.subplots(figsize=(5.2, 3.6))
-            for g, rs in groups.items():
+            fx, xlab = _scaled(p, xs_all) if numeric else (1.0, _label(p))
+            fig, ax = figure(width=5.6, height=3.8)
+            for n, (g, rs) in enumerate(groups.items()):
                 byx: dict = {}
                 for r in rs:
                     byx.setdefault(_key(r[p]), []).append(float(r[m]))
                 keys = sorted(byx, key=(lambda k: float(json.loads(k))) if numeric else cats.index)
-                x = [float(json.loads(k)) if numeric else cats.index(k) for k in keys]
-                vals = [np.array(byx[k]) for k in keys]
+                x = np.array([float(json.loads(k)) * fx if numeric else cats.index(k) for k in keys])
+                vals = [np.array(byx[k]) * fm for k in keys]
                 mean = [np.nanmean(v) for v in vals]
                 lo = [np.nanmin(v) for v in vals]
                 hi = [np.nanmax(v) for v in vals]
-                lab = _design_label({q: json.loads(v) for q, v in zip(others, g)}) if g else None
-                line, = ax.plot(x, mean, "o-", ms=3.5, label=lab)
-                ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
+                lab = _design_label({q: json.loads(v) for q, v in zip(others, g)}) if g else "mean"
+                # curves that coincide stay visible: each its own marker and dash
+                line, = ax.plot(x, mean, marker=_MARKERS[n % len(_MARKERS)], ls=_STYLES[n % len(_STYLES)],
+                                ms=4.5 - 0.4 * n, lw=1.3, label=lab, alpha=0.9)
+                ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
             if numeric:
                 xv = np.array([float(v) for v in xs_all])
                 if np.all(xv > 0) and xv.max() / xv.min() >= 20:
                     ax.set_xscale("log")
+                    log_ticks(ax, "x")
+                elif _is_integer_axis(p, xs_all):
+                    integer_ticks(ax, "x")
             else:
                 ax.set_xticks(range(len(cats)), [_fmt(json.loads(c)) for c in cats])
-            ax.set_xlabel(_label(p))
-            ax.set_ylabel(_label(m))
-            ax.set_title(f"{meta.get('name', '')}{_where_note(where)}: {note}", fontsize=7)
-            if any(g for g in groups):
-                ax.legend(fontsize=6)
-            ax.grid(alpha=0.3)
+            ax.set_xlabel(xlab)
+            ax.set_ylabel(ylab)
+            ax.set_title(_title(f"{meta.get('name', '')}{_where_note(where)}: {note}"), fontsize=8)
+            if len(groups) > 1:
+                ax.legend(fontsize=7, title=", ".join(q.split(".")[-1] for q in others), title_fontsize=7,
+                          loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the axes: no curve hidden
             written += _save(fig, plot_dir / f"{m}_vs_{p.replace('.', '_')}", formats)
             plt.close(fig)
 
@@ -260,51 +295,65 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
                         v = [float(r[m]) for r in rows if _key(r[p]) == x and _key(r[q]) == y]
                         if v:
                             Z[b, a] = np.nanmean(v)
-                fig, ax = plt.subplots(figsize=(5.2, 4.0))
+                fz, zlab = _scaled(m, Z[np.isfinite(Z)])
+                Z = Z * fz
+                fig, ax = figure(width=5.6, height=4.2)
+                ax.grid(False)
                 im = ax.imshow(Z, origin="lower", aspect="auto", cmap="viridis")
                 for a in range(len(kp)):
                     for b in range(len(kq)):
-                        if np.isfinite(Z[b, a]):
-                            ax.text(a, b, f"{Z[b, a]:.3g}", ha="center", va="center", fontsize=6, color="w")
-                ax.set_xticks(range(len(kp)), [_fmt(json.loads(k)) for k in kp], fontsize=7)
-                ax.set_yticks(range(len(kq)), [_fmt(json.loads(k)) for k in kq], fontsize=7)
+                        if np.isfinite(Z[b, a]):  # dark text on the light end of the colour map
+                            light = im.norm(Z[b, a]) > 0.6
+                            ax.text(a, b, f"{Z[b, a]:.3g}", ha="center", va="center", fontsize=7,
+                                    color="k" if light else "w")
+                ax.set_xticks(range(len(kp)), [_fmt(json.loads(k)) for k in kp])
+                ax.set_yticks(range(len(kq)), [_fmt(json.loads(k)) for k in kq])
                 ax.set_xlabel(_label(p))
                 ax.set_ylabel(_label(q))
-                fig.colorbar(im, ax=ax, label=_label(m))
-                ax.set_title(f"{meta.get('name', '')}{_where_note(where)}: mean over seeds and other parameters",
-                             fontsize=7)
+                colorbar(fig, im, ax, zlab)
+                ax.set_title(_title(f"{meta.get('name', '')}{_where_note(where)}: mean over seeds and other "
+                                    "parameters"), fontsize=8)
                 written += _save(fig, plot_dir / f"heatmap_{m}_{p.replace('.', '_')}_{q.replace('.', '_')}", formats)
                 plt.close(fig)
 
     # ---- Pareto front: BPC loss vs chip energy per token, one dot per design (mean over seeds)
     if loss in df.columns and cost in df.columns:
         keys = list(designs)
-        c = np.array([np.nanmean([float(r[cost]) for r in designs[k]]) for k in keys])
+        fc_, xlab = _scaled(cost, [r[cost] for r in rows])
+        c = np.array([np.nanmean([float(r[cost]) for r in designs[k]]) for k in keys]) * fc_
         lval = np.array([np.nanmean([float(r[loss]) for r in designs[k]]) for k in keys])
         lo = np.array([np.nanmin([float(r[loss]) for r in designs[k]]) for k in keys])
         hi = np.array([np.nanmax([float(r[loss]) for r in designs[k]]) for k in keys])
         front = pareto_front(c, lval)
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        fig, ax = figure(width=6.4, height=4.6)
         ax.errorbar(c[~front], lval[~front], yerr=np.vstack([lval[~front] - lo[~front], hi[~front] - lval[~front]]),
-                    fmt="o", color="0.7", ms=4, elinewidth=0.8, label="dominated designs")
+                    fmt="o", color="0.6", ms=4, elinewidth=0.8, label="dominated designs")
         order = np.argsort(c[front])
         fc, fl = c[front][order], lval[front][order]
         ax.errorbar(c[front], lval[front], yerr=np.vstack([lval[front] - lo[front], hi[front] - lval[front]]), fmt="o",
                     color="C3", ms=5, elinewidth=0.8, label="Pareto front")
-        ax.plot(fc, fl, "-", color="C3", lw=1)
-        for k, x, y in zip([k for k, f in zip(keys, front) if f], c[front], lval[front]):
-            lab = _design_label({p: json.loads(v) for p, v in zip(params, k)})
-            ax.annotate(lab, (float(x), float(y)), textcoords="offset points", xytext=(4, 4), fontsize=6)
+        ax.plot(fc, fl, "-", color="C3", lw=1, label="_front line")
+        # front designs: a number at the point (kept inside the axes), the design it stands for in the legend
+        front_keys = [k for k, f in zip(keys, front) if f]
+        fx, fy = c[front], lval[front]
+        xmid = np.nanmean(ax.get_xlim()) if not np.all(fx > 0) else np.sqrt(np.prod(ax.get_xlim()))
+        from matplotlib.lines import Line2D
+
+        handles, labels = ax.get_legend_handles_labels()
+        for n, (k, x, y) in enumerate(sorted(zip(front_keys, fx, fy), key=lambda t: t[1]), start=1):
+            dx = -10 if x > xmid else 6
+            ax.annotate(str(n), (float(x), float(y)), textcoords="offset points", xytext=(dx, 5), fontsize=7,
+                        color="C3", annotation_clip=True)
+            handles.append(Line2D([], [], ls="none", marker=f"${n}$", color="C3", ms=6))
+            labels.append(_design_label({p: json.loads(v) for p, v in zip(params, k)}))
         if np.all(c[np.isfinite(c)] > 0) and np.nanmax(c) / np.nanmin(c) >= 20:
             ax.set_xscale("log")
-        else:
-            ax.ticklabel_format(axis="x", useOffset=False)  # energies differ in the 4th digit: show them whole
-        ax.set_xlabel(_label(cost))
+            log_ticks(ax, "x")
+        ax.set_xlabel(xlab)
         ax.set_ylabel(_label(loss))
-        ax.set_title(f"{meta.get('name', '')}{_where_note(where)}: {len(keys)} designs, mean over {nseed} seed(s) "
-                     f"(bars: min–max); front: lower energy and lower loss", fontsize=7)
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
+        ax.set_title(_title(f"{meta.get('name', '')}{_where_note(where)}: {len(keys)} designs, mean over {nseed} "
+                            "seed(s) (bars: min–max); front: lower energy and lower loss"), fontsize=8)
+        fig.legend(handles, labels, loc="outside lower center", ncols=2 if len(labels) > 4 else 1, fontsize=7)
         written += _save(fig, plot_dir / "pareto_bpc_loss_vs_energy", formats)
         plt.close(fig)
     return written

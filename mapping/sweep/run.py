@@ -24,6 +24,7 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 import sys
 import time
 import traceback
@@ -176,6 +177,16 @@ def _init_worker() -> None:
     # Numba's thread pool is sized from the environment at its first import: keep each worker to one thread.
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # Ctrl-C reaches the whole process group: the main process alone decides (it ends the workers at once,
+    # `_stop_now`), so a worker neither prints a KeyboardInterrupt traceback nor finishes its point first
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # tqdm's default lock is a multiprocessing lock (a named semaphore): a worker ended by `_stop_now` would
+    # leave it behind ("resource_tracker: ... leaked semaphore"); a worker draws no bar, a thread lock will do
+    import threading
+
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
 
 
 # ------------------------------------------------------------------------------------------ the folder
@@ -345,8 +356,8 @@ def _run_local(todo, workers, sink, compute=compute_point):
                     break
                 pending.pop(futs[fut], None)
                 sink(row)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
+        except BaseException:  # Ctrl-C (or an error in the sink): stop now, the finished points are on disk
+            _stop_now(pool)
             raise
         pool.shutdown(wait=not broken, cancel_futures=True)
         if broken:
@@ -356,6 +367,19 @@ def _run_local(todo, workers, sink, compute=compute_point):
                                    f"{len(pending)} points remain; finished points are saved: rerun to resume")
             print(f"oscsim sweep: a worker process died; restarting the pool for the {len(pending)} remaining points",
                   file=sys.stderr)
+
+
+def _stop_now(pool) -> None:
+    """Cancel the points not started and end the worker processes at once, without waiting for the points
+    being computed (an interrupted sweep exits in about a second instead of after the longest running point;
+    a finished point is written atomically by the main process, so nothing half-written is left)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # no public handle before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=10)
 
 
 def _run_dask(todo, scheduler, sink, compute=compute_point):
@@ -423,7 +447,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
         The table (also in ``out/results.parquet``).
     """
     import pandas as pd
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ValueError(f"workers must be an integer >= 0 (0: in this process), got {workers!r}")
@@ -451,6 +475,12 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
 
     try:
         run_tasks(tasks, workers, scheduler, sink)
+    except KeyboardInterrupt:
+        bar.close()
+        saved = len(_read_parts(out, order))  # from the disk: a point written just before the interrupt counts
+        print(f"oscsim sweep: {saved} of {spec.n_points} points are saved in {out} (rerun the same command to "
+              "resume)", file=sys.stderr)
+        raise
     finally:
         bar.close()
     _compact(out, parts, order)

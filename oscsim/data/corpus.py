@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 __all__ = ["Corpus", "CORPORA", "VOCAB_SIZE", "load_corpus", "load_shakespeare", "load_enwik8", "load_text",
-           "sample_batch", "eval_windows"]
+           "sample_batch", "eval_windows", "encode", "decode"]
 
 VOCAB_SIZE = 256
 CORPORA = ("shakespeare", "enwik8", "text")
@@ -154,3 +154,60 @@ def eval_windows(data: torch.Tensor, seq_len: int, max_windows: int | None = Non
     x = data[: w * seq_len].long().view(w, seq_len)
     y = data[1: w * seq_len + 1].long().view(w, seq_len)
     return x, y
+
+
+def encode(text, seq_len: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Tokens and next-byte targets of a text, as the models and :func:`mapping.run` take them.
+
+    The vocabulary is the 256 byte values: a ``str`` is encoded as UTF-8 (a non-ASCII character becomes two
+    to four tokens), ``bytes``/``bytearray`` are taken as they are.
+
+    Parameters
+    ----------
+    text : str, bytes or bytearray
+        At least two bytes (one input and its target).
+    seq_len : int, optional
+        Cut into non-overlapping windows of ``seq_len`` tokens, as :func:`eval_windows` (the last partial window
+        is dropped); default: one window of all bytes but the last.
+
+    Returns
+    -------
+    tokens, targets : torch.Tensor
+        (W, T) int64 each; ``targets[w, t]`` is the byte after ``tokens[w, t]``.
+
+    Examples
+    --------
+    >>> x, y = encode("To be, or not to be")
+    >>> x.shape, bytes(y[0, :4].tolist())
+    (torch.Size([1, 18]), b'o be')
+    """
+    if isinstance(text, str):
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # lone surrogates: no byte form
+            raise ValueError(f"encode: the text has no UTF-8 form at character {exc.start} "
+                             f"({text[exc.start:exc.end]!r}: {exc.reason})") from None
+    elif isinstance(text, (bytes, bytearray, memoryview)):
+        data = bytes(text)
+    else:
+        raise TypeError(f"encode: text must be a str (encoded as UTF-8) or bytes, got {type(text).__name__}; "
+                        "token ids are already the models' input")
+    if len(data) < 2:
+        raise ValueError(f"encode: the text has {len(data)} byte(s); at least 2 are needed (an input and its target)")
+    b = _as_tensor(data)
+    if seq_len is None:
+        return b[:-1].long()[None, :], b[1:].long()[None, :]
+    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 1:
+        raise ValueError(f"encode: seq_len must be an integer >= 1 or None, got {seq_len!r}")
+    if len(data) < seq_len + 1:
+        raise ValueError(f"encode: the text has {len(data)} bytes, fewer than seq_len + 1 = {seq_len + 1}")
+    return eval_windows(b, seq_len)
+
+
+def decode(tokens) -> str:
+    """The text of byte tokens (any shape; read in order), UTF-8 with undecodable bytes shown as U+FFFD."""
+    t = torch.as_tensor(tokens).reshape(-1)
+    if t.numel() and (int(t.min()) < 0 or int(t.max()) > VOCAB_SIZE - 1):
+        raise ValueError(f"decode: tokens must be byte values in [0, {VOCAB_SIZE - 1}], got values in "
+                         f"[{int(t.min())}, {int(t.max())}]")
+    return bytes(t.tolist()).decode("utf-8", errors="replace")

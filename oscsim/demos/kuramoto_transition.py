@@ -64,18 +64,19 @@ def _plot(res, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from oscsim.plotting import figure, save
+
     K = np.array(res["K"])
     Kf = np.linspace(K.min(), K.max(), 400)
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig, ax = figure(width=5.6, height=4.0)
     ax.plot(Kf, theory(Kf, res["gamma_eff"]), "k-", label=r"theory $\sqrt{1-2\gamma_{eff}/K}$")
-    ax.errorbar(K, res["r"], yerr=res["r_time_sd"], fmt="o", ms=4, label=f"engine, N={res['N']}")
-    ax.axvline(res["K_c"], color="0.6", ls=":", lw=1)
-    ax.set_xlabel("coupling K")
-    ax.set_ylabel("order parameter r")
-    ax.set_title(f"Kuramoto transition, Lorentzian γ={res['gamma']}, σ={res['sigma']}")
+    ax.errorbar(K, res["r"], yerr=res["r_time_sd"], fmt="o", ms=4, label=f"engine, N = {res['N']} (bars: s.d. in time)")
+    ax.axvline(res["K_c"], color="0.5", ls=":", lw=1.2, label=r"$K_c = 2\gamma_{eff}$")
+    ax.set_xlabel("coupling K [rad per time unit]")
+    ax.set_ylabel("order parameter r [1]")
+    ax.set_title(f"Kuramoto transition, Lorentzian γ = {res['gamma']}, σ = {res['sigma']}")
     ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save(fig, path)
     plt.close(fig)
 
 

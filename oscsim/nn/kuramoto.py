@@ -298,6 +298,10 @@ class KuramotoLM(nn.Module):
     logits_c = β Σ_j w_j cos(θ_j − ψ_{c,j}) + b_c, computed as φ(θ) · β[w cos ψ_c, w sin ψ_c] + b_c.
     """
 
+    #: Parameters whose entries are phases (angles on the torus, period 2π): the training loop gives them their
+    #: own learning rate and no weight decay (oscsim.train.TrainConfig.phases).
+    phase_parameters = ("embed", "psi")
+
     def __init__(self, config: KuramotoConfig):
         super().__init__()
         self.config = config

@@ -12,6 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from oscsim.nn.registry import model_config
 from oscsim.train.checkpoint import CONFIG_FILE, MODEL_FILE, load_checkpoint, read_config
 
 
@@ -31,6 +32,14 @@ def bundle(run_dir: str | Path, name: str, *, chip_toml: str | None = None, thre
     eval_every = t["eval_every"] if eval_every is None else eval_every
     cmd = (f"oscsim train --model {meta['model_name']} --size {meta['size']} --steps {t['steps']} "
            f"--batch-size {t['batch_size']} --lr {t['lr']} --seed {t['seed']}")
+    if t.get("phase_lr_scale") is None:  # absent: a run from before phase groups
+        cmd += " --no-phase-groups"
+    else:
+        cmd += f" --phase-lr-scale {t['phase_lr_scale']:g}"
+    base = model_config(meta["model_name"], meta["size"]).to_dict()
+    for key, val in sorted(meta["config"].items()):  # the --set overrides: fields that differ from the size's
+        if base.get(key) != val:
+            cmd += f" --set {key}={str(val).lower() if isinstance(val, bool) else val}"
     if meta.get("init"):
         cmd += f" --init {meta['init']}"
     if meta.get("transform"):

@@ -14,10 +14,15 @@ __all__ = ["register_train", "register_eval", "register_info"]
 def register_train(subparsers) -> None:
     from oscsim.data import CORPORA
     from oscsim.nn.registry import MODELS, SIZES
-    from oscsim.train.loop import TrainConfig
+    from oscsim.train.loop import FINETUNE_LR, TrainConfig
 
     d = TrainConfig()
-    p = subparsers.add_parser("train", help="train a character-level language model (resumable)")
+    p = subparsers.add_parser("train", help="train a character-level language model (resumable)",
+                              description="Train a character-level language model. Resumable: an unfinished run "
+                              "in --out continues with the same command. On a terminal it prints one line per "
+                              "--eval-every interval (step, tokens, training and validation BPC, elapsed time, "
+                              "time left); with --json or when stderr is not a terminal it stays quiet until "
+                              "the final result (--progress forces the lines, e.g. into a log file).")
     p.add_argument("--model", required=True, help=f"one of {', '.join(MODELS)}")
     p.add_argument("--size", default="tiny", help=f"one of {', '.join(SIZES)}")
     p.add_argument("--corpus", default="shakespeare", help=f"one of {', '.join(CORPORA)}; shakespeare: the bundled "
@@ -25,7 +30,14 @@ def register_train(subparsers) -> None:
     p.add_argument("--data", default=None, help="data file for --corpus enwik8 or text (refused otherwise)")
     p.add_argument("--steps", type=int_range(1), default=d.steps, help="optimizer steps (>= 1)")
     p.add_argument("--batch-size", type=int_range(1), default=d.batch_size, help="sequences per step (>= 1)")
-    p.add_argument("--lr", type=float_range(0, lo_open=True), default=d.lr, help="peak learning rate (> 0)")
+    p.add_argument("--lr", type=float_range(0, lo_open=True), default=None,
+                   help=f"peak learning rate (> 0) (default: {d.lr:g} from scratch; {FINETUNE_LR:g}, a fine-tuning "
+                   f"rate, with --init: the training rate would first undo what the checkpoint learned)")
+    p.add_argument("--phase-lr-scale", type=float_range(0, lo_open=True), default=d.phase_lr_scale, metavar="S",
+                   help="phase-valued parameters (the Kuramoto model's token and prototype phases) train in their "
+                   "own group at S x the learning rate, without weight decay (default: %(default)g)")
+    p.add_argument("--no-phase-groups", action="store_true", help="optimise phases like every other tensor (the "
+                   "behaviour before phase groups; resumes runs started before they existed)")
     p.add_argument("--eval-every", type=int_range(1), default=d.eval_every,
                    help="steps between validation and checkpoints (>= 1)")
     p.add_argument("--seed", type=int_range(0), default=d.seed, help="seed of the initialisation and data order")
@@ -49,7 +61,9 @@ def register_train(subparsers) -> None:
     p.add_argument("--readout-noise-scale", type=float_range(0), default=1.0,
                    help="with --chip: multiply the chip's readout noise")
     p.add_argument("--out", required=True, help="checkpoint folder (an unfinished run there is resumed)")
-    p.add_argument("--json", action="store_true", help="print the final metrics as JSON, no progress bar")
+    p.add_argument("--progress", action="store_true", help="print the line of every interval even when stderr is "
+                   "not a terminal (logs of background runs)")
+    p.add_argument("--json", action="store_true", help="print the final metrics as JSON, no progress output")
     p.set_defaults(func=_run_train)
 
 
@@ -88,14 +102,21 @@ def _parse_overrides(model: str, size: str, items: list[str]) -> dict:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    from oscsim.train.loop import TrainConfig, train
+    from tqdm import tqdm
+
+    from oscsim.train.loop import FINETUNE_LR, TrainConfig, train
 
     set_threads(args.threads)
+    if args.lr is None:
+        args.lr = FINETUNE_LR if args.init is not None else TrainConfig().lr
     cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                       eval_every=min(args.eval_every, args.steps), seed=args.seed,
                       warmup=min(TrainConfig().warmup, max(args.steps // 10, 1)),
-                      final_eval_windows=args.final_eval_windows)
-    log = (lambda *a: None) if args.json else (lambda m: print(m, file=sys.stderr))
+                      final_eval_windows=args.final_eval_windows,
+                      phase_lr_scale=None if args.no_phase_groups else args.phase_lr_scale)
+    terminal = sys.stderr.isatty()
+    log = (lambda *a: None) if args.json else (lambda m: tqdm.write(m, file=sys.stderr))
+    log_interval = log if (terminal or args.progress) and not args.json else (lambda *a: None)
     extra = {}
     if args.calibrate and args.chip is None:
         raise ValueError("--calibrate needs --chip TOML")
@@ -111,11 +132,11 @@ def _run_train(args: argparse.Namespace) -> int:
             extra.update(trainable=periphery, trainable_name="periphery")
     overrides = _parse_overrides(args.model, args.size, args.overrides)
     meta = train(args.model, args.size, args.out, train_cfg=cfg, corpus=args.corpus, data=args.data,
-                 device=args.device, progress=None if not args.json else False, log=log, init=args.init, compile=args.compile, **extra,
-                 **overrides)
+                 device=args.device, progress=terminal and not args.json, log=log, log_interval=log_interval,
+                 init=args.init, compile=args.compile, **extra, **overrides)
     m = meta["metrics"]
     res = {"out": args.out, "model": meta["model"], "size": meta["size"], "overrides": overrides,
-           "lr": args.lr, "steps": meta["step"],
+           "lr": args.lr, "phase_lr_scale": cfg.phase_lr_scale, "steps": meta["step"],
            "tokens": meta["tokens"], "n_parameters": meta["n_parameters"], "val_bpc": m["val_bpc"],
            "train_seconds": m.get("train_seconds")}
     print(json.dumps(res) if args.json else "\n".join(f"{k}: {v}" for k, v in res.items()))
@@ -138,9 +159,12 @@ def _increment_transform(name: str):
 
 
 def register_eval(subparsers) -> None:
-    p = subparsers.add_parser("eval", help="validation and test bits per character of a checkpoint")
-    p.add_argument("checkpoint", help="checkpoint folder or bundled name (kuramoto-tiny, ssa1d-tiny, "
-                   "transformer-tiny)")
+    from oscsim.train.checkpoint import bundled_checkpoints
+
+    p = subparsers.add_parser("eval", help="validation and test bits per character of a checkpoint",
+                              description="Validation and test bits per character of a checkpoint; a progress bar "
+                              "over the windows on a terminal, quiet with --json or when stderr is not a terminal.")
+    p.add_argument("checkpoint", help=f"checkpoint folder or bundled name ({', '.join(bundled_checkpoints())})")
     p.add_argument("--data", default=None, help="data file, for checkpoints trained on enwik8 or a text file")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
     p.add_argument("--split", default="both", choices=("valid", "test", "both"), help="which split(s) to score")
@@ -170,11 +194,11 @@ def _run_eval(args: argparse.Namespace) -> int:
            "windows": args.max_windows,
            "n_parameters": meta.get("n_parameters"), "step": meta.get("step"), "tokens": meta.get("tokens")}
     if args.split in ("valid", "both"):
-        res["val_bpc"] = evaluate_bpc(model, corp.valid, seq_len, device=args.device, progress=progress,
-                                      max_windows=args.max_windows)
+        res["val_bpc"] = evaluate_bpc(model, corp.valid, seq_len, device=args.device,
+                                      progress=progress and "validation", max_windows=args.max_windows)
     if args.split in ("test", "both"):
-        res["test_bpc"] = evaluate_bpc(model, corp.test, seq_len, device=args.device, progress=progress,
-                                       max_windows=args.max_windows)
+        res["test_bpc"] = evaluate_bpc(model, corp.test, seq_len, device=args.device,
+                                       progress=progress and "test", max_windows=args.max_windows)
     print(json.dumps(res) if args.json else "\n".join(f"{k}: {v}" for k, v in res.items()))
     return 0
 

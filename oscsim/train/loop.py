@@ -24,9 +24,22 @@ from oscsim.nn.registry import model_name as mcfg_name
 from oscsim.train.checkpoint import (CONFIG_FILE, MODEL_FILE, OPTIM_FILE, load_checkpoint, load_optimizer,
                                      read_config, resolve_checkpoint, save_checkpoint, save_optimizer)
 
-__all__ = ["TrainConfig", "train", "evaluate_bpc", "lr_at"]
+__all__ = ["TrainConfig", "train", "evaluate_bpc", "lr_at", "param_groups", "phase_parameter_names",
+           "DEFAULT_PHASE_LR_SCALE", "FINETUNE_LR"]
 
 LN2 = math.log(2.0)
+
+#: Default multiple of the peak learning rate for phase parameters (measured, BENCHMARKS.md "Phases on the
+#: torus"; issue 21 item 1).
+DEFAULT_PHASE_LR_SCALE = 100.0
+
+#: Default peak learning rate of a fine-tune (``oscsim train --init``): the rate of the bundled hardware-aware
+#: fine-tune kuramoto-tiny-hwa (150 steps); at the from-scratch rate 3e-3 the same fine-tune *raised*
+#: closed-form BPC from 3.439 to 3.718 in 20 steps (issue 23 item 7).
+FINETUNE_LR = 3e-4
+
+#: Values of TrainConfig fields that checkpoints written before the field existed imply (their behaviour).
+LEGACY_TRAIN = {"phase_lr_scale": None}
 
 
 def _file_sha256(path) -> str:
@@ -52,7 +65,7 @@ class TrainConfig:
     warmup : int
         Linear warm-up steps.
     weight_decay : float
-        AdamW weight decay, on matrices only.
+        AdamW weight decay, on matrices only (never on phases, see ``phase_lr_scale``).
     grad_clip : float
         Global gradient-norm clip.
     eval_every : int
@@ -63,6 +76,14 @@ class TrainConfig:
         Validation windows of the final figure (None: the whole split).
     seed : int
         Model initialisation and batch sampling.
+    phase_lr_scale : float or None
+        Parameters that are phases (angles on the torus, declared by the model's ``phase_parameters``: the
+        Kuramoto model's token phases and prototype phases) form their own AdamW group with peak learning rate
+        ``lr × phase_lr_scale`` (same warm-up and cosine schedule) and no weight decay: AdamW moves every entry
+        by about the learning rate per step whatever its scale, which is a tiny step for an angle of scale π,
+        and weight decay pulls a phase toward 0 rad, a point that means nothing on a torus. ``None``: the
+        behaviour before issue 21 (phases treated like every other tensor: the shared rate, and weight decay on
+        the matrices among them); checkpoints trained before the field existed record nothing and mean None.
     """
 
     steps: int = 2000
@@ -76,6 +97,7 @@ class TrainConfig:
     eval_windows: int = 64
     final_eval_windows: int | None = None
     seed: int = 0
+    phase_lr_scale: float | None = DEFAULT_PHASE_LR_SCALE
 
     def __post_init__(self):
         check_positive_ints(self, "steps", "batch_size", "eval_every", "eval_windows")
@@ -92,6 +114,10 @@ class TrainConfig:
             raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
         if not self.grad_clip > 0:
             raise ValueError(f"grad_clip must be > 0, got {self.grad_clip}")
+        if self.phase_lr_scale is not None and (isinstance(self.phase_lr_scale, bool)
+                                                or not isinstance(self.phase_lr_scale, (int, float))
+                                                or not 0 < self.phase_lr_scale < math.inf):
+            raise ValueError(f"phase_lr_scale must be a finite number > 0 or None, got {self.phase_lr_scale!r}")
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -105,27 +131,53 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
 
 @torch.no_grad()
 def evaluate_bpc(model, data: torch.Tensor, seq_len: int, *, batch_size: int = 32, max_windows: int | None = None,
-                 device="cpu", progress: bool = False) -> float:
-    """Bits per character (byte) of ``model`` on ``data``, over non-overlapping windows of ``seq_len``."""
+                 device="cpu", progress: bool | str = False) -> float:
+    """Bits per character (byte) of ``model`` on ``data``, over non-overlapping windows of ``seq_len``.
+
+    ``progress``: a progress bar over the windows on stderr (a string: the bar's label).
+    """
     was_training = model.training
     model.eval()
     x, y = eval_windows(data, seq_len, max_windows)
     total, count = 0.0, 0
-    for i in tqdm(range(0, len(x), batch_size), desc="eval", disable=not progress, leave=False):
-        xb, yb = x[i:i + batch_size].to(device), y[i:i + batch_size].to(device)
-        logits = model(xb)
-        total += F.cross_entropy(logits.flatten(0, 1).float(), yb.flatten(), reduction="sum").item()
-        count += yb.numel()
+    desc = progress if isinstance(progress, str) else "eval"
+    with tqdm(total=len(x), desc=desc, unit="window", disable=not progress, leave=False) as bar:
+        for i in range(0, len(x), batch_size):
+            xb, yb = x[i:i + batch_size].to(device), y[i:i + batch_size].to(device)
+            logits = model(xb)
+            total += F.cross_entropy(logits.flatten(0, 1).float(), yb.flatten(), reduction="sum").item()
+            count += yb.numel()
+            bar.update(len(xb))
     model.train(was_training)
     return total / count / LN2
 
 
+def phase_parameter_names(model) -> list[str]:
+    """Names (as in ``named_parameters``) of the model's phase-valued parameters (its ``phase_parameters``)."""
+    declared = set(getattr(model, "phase_parameters", ()))
+    return [n for n, _ in model.named_parameters() if n in declared]
+
+
+def param_groups(model, cfg: TrainConfig) -> list[dict]:
+    """AdamW parameter groups: ``decay`` (matrices, weight decay), ``other`` (vectors and scalars, no decay)
+    and, unless ``cfg.phase_lr_scale`` is None, ``phases`` (no decay, learning rate × ``phase_lr_scale``).
+
+    Each group carries its ``name`` and ``lr_scale`` (the multiple of the scheduled rate it runs at); only
+    trainable parameters are included and empty groups are left out.
+    """
+    phases = set(phase_parameter_names(model)) if cfg.phase_lr_scale is not None else set()
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    groups = [{"name": "decay", "params": [p for n, p in named if n not in phases and p.dim() >= 2],
+               "weight_decay": cfg.weight_decay, "lr_scale": 1.0},
+              {"name": "other", "params": [p for n, p in named if n not in phases and p.dim() < 2],
+               "weight_decay": 0.0, "lr_scale": 1.0},
+              {"name": "phases", "params": [p for n, p in named if n in phases],
+               "weight_decay": 0.0, "lr_scale": float(cfg.phase_lr_scale or 1.0)}]
+    return [g for g in groups if g["params"]]
+
+
 def _optimizer(model, cfg: TrainConfig):
-    params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.dim() >= 2]
-    other = [p for p in params if p.dim() < 2]
-    return torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                              {"params": other, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.95))
+    return torch.optim.AdamW(param_groups(model, cfg), lr=cfg.lr, betas=(0.9, 0.95))
 
 
 def _batch_generator(seed: int, step: int) -> torch.Generator:
@@ -143,12 +195,18 @@ def _transform_generator(seed: int, step: int) -> torch.Generator:
 
 def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = TrainConfig(),
           corpus: str = "shakespeare", data: str | None = None, device: str = "cpu", progress: bool | None = None,
-          log=print, init: str | Path | None = None, transform=None, trainable=None, trainable_name: str = "all",
-          compile: bool = False, **model_overrides) -> dict:
+          log=print, log_interval=None, init: str | Path | None = None, transform=None, trainable=None,
+          trainable_name: str = "all", compile: bool = False, **model_overrides) -> dict:
     """Train a named model and size; resume if ``out`` holds an unfinished run of the same settings.
 
     Parameters
     ----------
+    log : callable
+        ``log(message)`` receives the run's events (resumed, interrupted) and, unless ``log_interval`` is given,
+        the line of every validation interval.
+    log_interval : callable, optional
+        ``log_interval(line)`` receives the line of every validation interval instead: step, tokens, learning
+        rate, training BPC (running mean), validation BPC estimate, elapsed time and the estimated time left.
     init : str or Path, optional
         Start from this checkpoint's weights (fine-tuning); its model and configuration must match.
     transform : callable, optional
@@ -212,9 +270,15 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
     if (out / CONFIG_FILE).is_file():
         meta = read_config(out)
         prev = {k: meta.get(k) for k in run_info}
+        if isinstance(prev.get("train"), dict):
+            prev["train"] = {**LEGACY_TRAIN, **prev["train"]}
         if prev != run_info or meta.get("config") != mcfg.to_dict():
+            diff = sorted(k for k in run_info["train"] if (prev.get("train") or {}).get(k) != run_info["train"][k])
+            hint = (" (a run from before phase groups: resume it with --no-phase-groups)"
+                    if "phase_lr_scale" in diff and (prev.get("train") or {}).get("phase_lr_scale") is None else "")
             raise ValueError(f"{str(out)!r} holds a checkpoint of different settings ({prev['model_name']} "
-                             f"{prev['size']}, {prev['train']}); choose another --out folder")
+                             f"{prev['size']}, {prev['train']}; differing training fields: {diff}){hint}; "
+                             f"choose another --out folder")
         if not (out / OPTIM_FILE).is_file() and meta.get("step", 0) < train_cfg.steps:
             raise ValueError(f"{str(out)!r} holds a checkpoint without optimizer state; it cannot be resumed")
         loaded, _ = load_checkpoint(out, device=device)
@@ -232,6 +296,7 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
         progress = sys.stderr.isatty()
     prior = history[-1]["seconds"] if history else 0.0
     t0 = time.perf_counter()
+    log_interval = log if log_interval is None else log_interval
     bar = tqdm(total=train_cfg.steps, initial=start, desc=f"train {model}-{size}", disable=not progress)
     loss_ema = None
     done = start
@@ -239,7 +304,7 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
         for step in range(start, train_cfg.steps):
             lr = lr_at(step, train_cfg)
             for g in opt.param_groups:
-                g["lr"] = lr
+                g["lr"] = lr * g.get("lr_scale", 1.0)
             x, y = sample_batch(corp.train, train_cfg.batch_size, seq_len, _batch_generator(train_cfg.seed, step))
             x, y = x.to(device), y.to(device)
             if tf is None:
@@ -261,9 +326,11 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
                 history.append({"step": done, "lr": lr, "train_bpc": loss_ema / LN2, "val_bpc_estimate": vb,
                                 "seconds": prior + time.perf_counter() - t0})
                 bar.set_postfix(train_bpc=f"{loss_ema / LN2:.3f}", val_bpc=f"{vb:.3f}")
-                if not progress:
-                    log(f"step {done}/{train_cfg.steps} lr {lr:.2e} train_bpc {loss_ema / LN2:.4f} "
-                        f"val_bpc~ {vb:.4f}")
+                now = time.perf_counter() - t0
+                eta = now / (done - start) * (train_cfg.steps - done)
+                log_interval(f"step {done}/{train_cfg.steps} tokens {done * train_cfg.batch_size * seq_len:,} "
+                             f"lr {lr:.2e} train_bpc {loss_ema / LN2:.4f} val_bpc~ {vb:.4f} "
+                             f"elapsed {_hms(prior + now)} eta {_hms(eta)}")
                 if done < train_cfg.steps:
                     _save(out, net, opt, run_info, done, history, None, train_cfg, seq_len)
     except KeyboardInterrupt:
@@ -275,6 +342,12 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
     val = evaluate_bpc(net, corp.valid, seq_len, device=device, progress=progress,
                        max_windows=train_cfg.final_eval_windows)
     return _save(out, net, opt, run_info, train_cfg.steps, history, val, train_cfg, seq_len)
+
+
+def _hms(seconds: float) -> str:
+    """``h:mm:ss`` of a duration in seconds."""
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def _save(out: Path, net, opt, run_info, step, history, val_bpc, train_cfg, seq_len) -> dict:

@@ -1,0 +1,173 @@
+"""Every kind of figure the project draws reads (issue 23 item 6): drawn, then checked from matplotlib's tight
+bounding boxes by :func:`oscsim.plotting.layout_problems` (no overlapping tick labels, titles or axis labels,
+nothing outside the figure, annotations inside their axes, no offset text, a unit on every axis, a legend
+naming every series).
+
+A figure kind is one entry of ``FIGURES``: a function of a temporary folder that makes the project save its
+figures; every figure saved while it runs is checked. Adding a kind is one entry.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from oscsim import plotting  # noqa: E402
+from oscsim.cli import main  # noqa: E402
+
+
+def _sweep_folder(out):
+    """A sweep folder as `oscsim sweep` writes it, with the numbers of a real one: coupler bits 4..8 and
+    readout noise over two decades, two noise seeds; energies of a few hundred nJ per token."""
+    import pandas as pd
+
+    from mapping.sweep.run import META, PARTS, _write_df
+
+    (out / PARTS).mkdir(parents=True)
+    rows, ids = [], []
+    rng = np.random.default_rng(0)
+    for bits in (4, 5, 6, 8):
+        for noise in (0.002, 0.02, 0.2):
+            for seed in (0, 1):
+                pid = f"p{len(ids):03d}"
+                ids.append(pid)
+                loss = 0.02 + 0.5 * noise + 0.4 * 2.0 ** -bits + 0.003 * rng.standard_normal()
+                rows.append({"point_id": pid, "point_index": len(ids) - 1, "coupling.bits": bits,
+                             "readout.noise_rad": noise, "noise_seed": seed, "status": "ok", "error": None,
+                             "bpc_difference": loss, "bpc_chip": 2.95 + loss, "mean_layer_rel_error": 0.1 + loss,
+                             "energy_chip_j_per_token": 4.19e-7 + 1.3e-9 * bits})
+    for r in rows:
+        _write_df(pd.DataFrame([r]), out / PARTS / f"{r['point_id']}.parquet")
+    (out / META).write_text(json.dumps({"name": "sweep-small", "spec_hash": "0" * 16, "n_points": len(ids),
+                                        "point_ids": ids, "swept_fields": ["readout.noise_rad", "coupling.bits"],
+                                        "seed_columns": ["noise_seed"]}))
+    return out
+
+
+def _sweep(tmp_path):
+    from mapping.sweep import plot_sweep
+
+    plot_sweep(_sweep_folder(tmp_path / "sweep"), tmp_path / "plots", formats=("png",))
+
+
+def _device(kind):
+    return lambda tmp_path: main(["device", kind, "--temperature", "350", "--plot", str(tmp_path)])
+
+
+def _kuramoto_demo(tmp_path):
+    assert main(["kuramoto-demo", "--out", str(tmp_path), "--n", "60"]) == 0
+
+
+FIGURES = {
+    "sweep": _sweep,  # metric vs parameter, heatmaps, Pareto front
+    "device-ring": _device("ring"),
+    "device-stno": _device("stno"),
+    "device-ideal": _device("ideal"),
+    "kuramoto-demo": _kuramoto_demo,
+}
+
+
+def _saved_figures(monkeypatch, make):
+    figs = []
+    original = Figure.savefig
+
+    def savefig(self, *args, **kwargs):
+        if all(f is not self for f in figs):
+            figs.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    make()
+    return figs
+
+
+@pytest.mark.parametrize("kind", sorted(FIGURES))
+def test_every_figure_kind_reads(kind, tmp_path, monkeypatch):
+    figs = _saved_figures(monkeypatch, lambda: FIGURES[kind](tmp_path))
+    assert figs, f"{kind}: no figure saved"
+    problems = [f"{kind} figure {i}: {p}" for i, f in enumerate(figs) for p in plotting.layout_problems(f)]
+    assert problems == [], "\n".join(problems)
+
+
+# ---- the check finds what it is meant to find (each defect of issue 23 item 6, made on purpose)
+def _plain(**kw):
+    fig, ax = plt.subplots(figsize=kw.pop("figsize", (4, 3)))
+    return fig, ax
+
+
+def test_the_check_finds_overlapping_tick_labels_and_a_missing_unit():
+    fig, ax = _plain()
+    x = np.arange(40)
+    ax.plot(x, x)
+    ax.set_xticks(x, [f"tick number {i}" for i in x])
+    ax.set_xlabel("coupling")  # no unit
+    ax.set_ylabel("energy [nJ]")
+    found = plotting.layout_problems(fig)
+    assert any("x tick labels" in p and "overlap" in p for p in found)
+    assert any("x axis label 'coupling' names no unit" in p for p in found)
+    plt.close(fig)
+
+
+def test_the_check_finds_an_offset_text_a_clipped_label_and_a_half_named_legend():
+    fig, ax = _plain(figsize=(3, 2))
+    for k in range(4):
+        ax.plot([1, 2, 3], np.array([4.190e-7, 4.191e-7, 4.192e-7]) + k * 1e-11, label="chip" if k == 0 else None)
+    ax.ticklabel_format(axis="y", useOffset=True)
+    ax.set_xlabel("bits [bits]")
+    ax.set_ylabel("energy per token, attention only, prefill, whole model [J]")  # longer than the figure
+    ax.set_title("energy")
+    ax.legend()
+    found = plotting.layout_problems(fig)
+    assert any("offset/multiplier text" in p for p in found), found
+    assert any("lies outside the figure" in p for p in found), found
+    assert any("the legend names 1 of 4 series" in p for p in found), found
+    plt.close(fig)
+
+
+def test_the_check_finds_a_title_on_tick_labels_and_an_annotation_off_the_axes():
+    fig, (a, b) = plt.subplots(2, 1, figsize=(4, 3))  # no layout engine: b's title sits on a's tick labels
+    for ax in (a, b):
+        ax.plot([0, 1], [0, 1])
+        ax.set_xlabel("x [s]")
+        ax.set_ylabel("y [V]")
+    b.set_title("a title with enough text to meet the labels above")
+    a.annotate("a Pareto label that runs far past the right edge", (1, 1), xytext=(5, 0), textcoords="offset points")
+    found = plotting.layout_problems(fig)
+    assert any("title" in p and "overlap" in p for p in found), found
+    assert any("runs outside its axes" in p for p in found), found
+    plt.close(fig)
+
+
+def test_a_figure_in_the_style_passes():
+    fig, ax = plotting.figure()
+    e = np.array([4.19e-7, 4.2e-7, 4.23e-7])
+    f, unit = plotting.si_scale(e, "J/token")
+    ax.plot([4, 6, 8], e * f, "o-", label="chip")
+    ax.plot([4, 6, 8], e * f * 0.6, "s--", label="GPU lower bound")
+    plotting.integer_ticks(ax, "x")
+    ax.set_xlabel("coupler resolution [bits]")
+    ax.set_ylabel(f"energy per token [{unit}]")
+    ax.set_title("energy against coupler bits")
+    ax.legend()
+    assert plotting.layout_problems(fig) == []
+    lo, hi = ax.get_xlim()
+    assert all(float(t).is_integer() for t in ax.get_xticks() if lo <= t <= hi)
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("values, unit, factor, label", [
+    ([4.19e-7, 5e-7], "J/token", 1e9, "nJ/token"), ([2.4e-6], "J", 1e6, "µJ"), ([1.8e9], "Hz", 1e-9, "GHz"),
+    ([6.0e-10, 1e-12], "s", 1e12, "ps"), ([3.0, 250.0], "V", 1.0, "V"), ([], "J", 1.0, "J"), ([0.5], "", 1.0, ""),
+    ([999.9e-9], "J", 1e9, "nJ"), ([1000e-9], "J", 1e6, "µJ")])
+def test_si_scale_keeps_numbers_between_0_1_and_1000(values, unit, factor, label):
+    f, u = plotting.si_scale(values, unit)
+    assert u == label and math.isclose(f, factor, rel_tol=1e-12)
