@@ -22,7 +22,8 @@ from hw_models.streams import keyed_normals, stream_seeds
 __all__ = ["stream_seeds", "sequence_rng", "layer_seed", "keyed_normals", "PURPOSE", "LayerSeeds"]
 
 #: Distinct stream families of one run (so the readout of a sequence never reuses its oscillators' noise).
-PURPOSE = {"kuramoto": 1, "adler": 2, "collective": 3, "readout": 4, "compare": 5, "injection": 6}
+PURPOSE = {"kuramoto": 1, "adler": 2, "collective": 3, "readout": 4, "compare": 5, "injection": 6,
+           "scores": 7, "score_readout": 8, "decode": 9, "held_keys": 10}
 
 
 def sequence_rng(seed: int, *keys) -> np.random.Generator:

@@ -24,7 +24,9 @@ Terms (per layer, summed over layers):
   keys, plus the bus wires across the array (``sram_breakdown_j``);
 - ``digital_periphery_j``: the attention's digital operations × ½ MAC energy at ``energy.digital_precision``
   and 65 nm;
-- with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``.
+- with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``
+  (:mod:`mapping.energy.analog_scores`); decode with held keys: ``held_keys_j`` (:mod:`mapping.energy.phase_memory`).
+  These modes' terms are registered in :data:`MODE_TERMS` (events, one layer's terms, sources, report).
 
 Amdahl: the array replaces ``offloaded_flops`` of the chip's digital work; with the offloaded fraction f, no
 array can make the chip more than ``amdahl_max_gain`` = 1 / (1 − f) times better than the same chip doing that
@@ -37,7 +39,9 @@ import math
 from dataclasses import dataclass, replace
 
 from ..compiler.resources import pass_events
+from . import analog_scores as _analog_scores
 from . import constants as ec
+from . import phase_memory as _phase_memory
 from .area import ANALOG_BITS, chip_area
 from .constants import GPUS
 from .device_power import coupler_static_power, oscillator_power
@@ -47,7 +51,11 @@ __all__ = ["ChipEnergySpec", "chip_energy_per_token", "LAYER_ENERGY", "LayerEner
            "ARRAY_TERMS"]
 
 ARRAY_TERMS = ("oscillators_j", "injection_j", "static_coupler_j", "coupler_programming_j", "dac_j", "clock_j",
-               "phase_detector_j", "readout_j", "score_oscillators_j", "score_mixers_j", "score_readout_j")
+               "phase_detector_j", "readout_j", "score_oscillators_j", "score_mixers_j", "score_readout_j",
+               "held_keys_j")
+MODE_TERMS = (_analog_scores, _phase_memory)
+"""The chip modes' term modules: ``events(spec, phase, analog, n) -> n``, ``add_terms(spec, c, b, sram)`` (one
+layer), ``sources(spec, c)``, ``report(spec, c)``."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,17 @@ class ChipEnergySpec:
         (:func:`mapping.periphery.injection.injection_energy_j`; charged on layers whose phases are written by
         injection, see :data:`LAYER_ENERGY`).
     sources : dict
+    score_adc_bits, score_gate_bits : int
+        Analog-score mode: the score ADC's and the gate DACs' resolutions (analog charged as 8 bits).
+    score_noise : dict or None
+        The analog-score chain's predicted score error (the chip's, when its scores are analog).
+    held_keys : bool
+        Decode keys held in running oscillators (``[decode] keys = "held"``).
+    inter_token_s : float or None
+        Held keys' inter-token time [s] (None: the decode latency per token).
+    freq_residual_rms, write_rms_rad : float
+        RMS residual angular frequency of the oscillators [rad/cycle] and RMS error of one injection [rad]
+        (the phase memory's trade).
     """
 
     kind: str
@@ -149,6 +168,13 @@ class ChipEnergySpec:
     injection_s: float
     injection_driver_w: float
     sources: dict
+    score_adc_bits: int = 10
+    score_gate_bits: int = 8
+    score_noise: dict | None = None
+    held_keys: bool = False
+    inter_token_s: float | None = None
+    freq_residual_rms: float = 0.0
+    write_rms_rad: float = 0.0
 
     def __post_init__(self):
         for n in ("n_layers", "n_heads", "head_dim", "banks", "taps", "T", "batch"):
@@ -164,7 +190,7 @@ class ChipEnergySpec:
             v = getattr(self, n)
             if not (math.isfinite(v) and v >= 0):
                 raise ValueError(f"ChipEnergySpec.{n} must be finite and >= 0, got {v!r}")
-        for n in ("coupler_bits", "gain_bits", "readout_bits"):
+        for n in ("coupler_bits", "gain_bits", "readout_bits", "score_adc_bits", "score_gate_bits"):
             v = getattr(self, n)
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 24:
                 raise ValueError(f"ChipEnergySpec.{n} must be an integer in [1, 24], got {v!r}")
@@ -191,6 +217,7 @@ class ChipEnergySpec:
                 taus = ()
         area = chip_area(chip)
         t_inj, drv_w, inj_src = _injection(chip)
+        modes = _mode_fields(chip, scores)
         return cls(
             kind=chip.kind, layer_kind=lm.kind, n_layers=len(chip.layers), n_heads=lm.n_heads,
             head_dim=lm.head_dim, banks=lm.banks,
@@ -214,6 +241,7 @@ class ChipEnergySpec:
                                 "chip's instances where it carries a per-instance draw)",
                      "p_coupler_w": pc_src, "e_bit_write_j": ec.COUPLER_WRITE_J_PER_BIT.source,
                      "injection": inj_src, "area": area["validity"]},
+            **modes,
         )
 
 
@@ -236,6 +264,35 @@ def _injection(chip):
     how = (f"charged as injected for {inj.cycles:g} cycles (the fidelity run idealises injection: mode 'ideal')"
            if ideal else f"the chip's injection, configured t_inj = {inj.cycles:g} cycles")
     return t, float(e["drivers_j"]) / t, f"mapping.periphery.injection, {how}: {e['source']}"
+
+
+def _mode_fields(chip, scores: bool) -> dict:
+    """The spec's analog-score and decode-key fields of a chip (what :data:`MODE_TERMS` read)."""
+    import numpy as np
+
+    from ..config import AnalogScores
+    from ..periphery.injection import residual_error_rms
+
+    cfg = chip.config
+    sc = cfg.scores if cfg.scores.analog else AnalogScores()  # a digital chip's what-if rows: the defaults
+    eps = 2 * math.pi * float(np.sqrt(np.mean([np.mean(np.square(lm.freq_residual_rel)) for lm in chip.layers])))
+    sigma = chip.timebase["sigma_rad_per_sqrt_cycle"]
+    K = cfg.injection.strength
+    write = residual_error_rms(cfg.injection, eps, sigma) if eps < K else math.pi / math.sqrt(3.0)
+    out = {"score_adc_bits": sc.bits or ANALOG_BITS, "score_gate_bits": sc.gate_bits or ANALOG_BITS,
+           "held_keys": cfg.decode.held, "inter_token_s": cfg.decode.inter_token_s if cfg.decode.held else None,
+           "freq_residual_rms": eps, "write_rms_rad": write}
+    if scores and cfg.scores.analog and chip.model is not None:
+        from ..backends.analog_scores import score_error_model, score_settings
+
+        models = []
+        for i, L in enumerate(chip.model.layers):
+            st = score_settings(chip, i)
+            models.append(score_error_model(st, tau=float(L.attn.tau.detach()), kh=chip.layers[i].head_dim,
+                                            write_rms=write if cfg.injection.injected else 0.0))
+        out["score_noise"] = {"score_sigma_logit": [m["total"] for m in models], "terms": models,
+                              "model": models[0]["model"] + "; unit gates, uniform phase differences (sin^2 = 1/2)"}
+    return out
 
 
 def _dac_conversion_j(bits: int, vdd: float) -> float:
@@ -266,7 +323,7 @@ def chip_energy_per_token(chip, T: int | None = None, *, phase: str | None = Non
     phase : {'prefill', 'decode'}, optional
         Default: ``chip.config.energy.phase`` (``'prefill'`` for a spec).
     analog_scores : bool, optional
-        Analog-score mode (Kuramoto only); default ``chip.config.energy.analog_scores``.
+        Analog-score mode (Kuramoto only); default the chip's ``[scores]`` mode.
 
     Returns
     -------
@@ -282,7 +339,7 @@ def chip_energy_per_token(chip, T: int | None = None, *, phase: str | None = Non
     else:
         spec = ChipEnergySpec.from_chip(chip, T)
         phase = chip.config.energy.phase if phase is None else phase
-        analog_scores = chip.config.energy.analog_scores if analog_scores is None else analog_scores
+        analog_scores = chip.config.scores.analog if analog_scores is None else analog_scores
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     return chip_energy(spec, phase, analog_scores)
@@ -294,8 +351,10 @@ def _context(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     f0 = s.f0_hz
     lk = LAYER_ENERGY[s.layer_kind]
     n = _events(s, phase)
+    for mode in MODE_TERMS:
+        n = mode.events(s, phase, analog, n)
     prefill = _events(s, PHASES[0])
-    c = {"V": V, "f0": f0, "lk": lk, "n": n, "per": n["per"], "analog": analog,
+    c = {"V": V, "f0": f0, "lk": lk, "n": n, "per": n["per"], "analog": analog, "phase": phase,
          "t_win": (s.settle_cycles + s.read_cycles) / f0, "t_read": s.read_cycles / f0}
     # Kuramoto chips open the couplers at τ_s and read the free-running window (mapping.periphery.readout); SSA
     # cells stay coupled while they average
@@ -333,7 +392,7 @@ def _context(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     c["key_bits"] = 0.0
     if lk.digital_scores:
         k_all = s.n_heads * s.head_dim
-        c["key_bits"] = 2 * k_all * wbytes * 8 * (1.0 if phase == PHASES[0] else (s.T + 1) / 2)
+        c["key_bits"] = 2 * k_all * wbytes * 8 * n.get("keys_read", 1.0 if phase == PHASES[0] else (s.T + 1) / 2)
     c["e_key"] = ec.sram_j_per_bit(2 * s.n_heads * s.head_dim * s.T * wbytes)
     c["channels"] = 2 * n["read"]
     c["conversions"] = c["channels"] * s.readout_samples
@@ -351,8 +410,6 @@ def _terms(s: ChipEnergySpec, c: dict) -> tuple[dict, dict]:
     t_win, t_inj, inj_power = c["t_win"], c["t_inj"], c["inj_power"]
     b = dict.fromkeys(("oscillators_j", "injection_j", "static_coupler_j", "coupler_programming_j", "dac_j",
                        "clock_j", "phase_detector_j", "readout_j", "sram_j", "digital_periphery_j"), 0.0)
-    if c["analog"]:
-        b.update(score_oscillators_j=0.0, score_mixers_j=0.0, score_readout_j=0.0)
     sram = {"weights_j": 0.0, "keys_j": 0.0, "a_into_array_j": 0.0, "phases_in_j": 0.0, "phases_out_j": 0.0,
             "scores_j": 0.0, "array_bus_j": 0.0}
     for _ in range(s.n_layers):
@@ -371,15 +428,8 @@ def _terms(s: ChipEnergySpec, c: dict) -> tuple[dict, dict]:
         sram["phases_out_j"] += 2 * c["out_bits"] * c["e_ph"] / per  # ADC writes, periphery reads
         sram["array_bus_j"] += (c["a_bits"] + c["th_bits"] + c["out_bits"]) * c["e_bus_bit"] / per
         b["digital_periphery_j"] += c["dig_ops"] * c["e_op"]
-        if c["analog"]:
-            t_sw = s.read_cycles / f0  # the score mixers average over the readout window (assumed)
-            b["score_oscillators_j"] += n["rot_osc"] * (inj_power * t_inj + s.p_osc_w * t_sw) / per
-            b["score_mixers_j"] += n["mixers"] * ec.C_DETECTOR_F.value * V**2 * 2 * f0 * t_sw / per
-            b["score_readout_j"] += (n["score_conv"] * c["e_conv"] + 2 * n["rot_osc"] * c["e_dac_g"]) / per
-            b["clock_j"] += n["rot_osc"] * c["c_sink"] * V**2 * f0 * (t_inj + t_sw) / per
-            sc_bits = n["score_conv"] * s.readout_bits
-            sram["scores_j"] += 2 * sc_bits * c["e_a"] / per
-            sram["array_bus_j"] += sc_bits * c["e_bus_bit"] / per
+        for mode in MODE_TERMS:
+            mode.add_terms(s, c, b, sram)
     b["sram_j"] = sum(sram.values())
     return b, sram
 
@@ -416,33 +466,9 @@ def _sources(s: ChipEnergySpec, c: dict) -> dict:
                                f"({s.digital_precision} at 65 nm, 1.2 V: half a MAC of [Hor14] 45 nm scaled C V^2); "
                                f"the fidelity run computes this periphery in fp32",
     }
-    if c["analog"]:
-        src.update({
-            "score_oscillators_j": "one rotated oscillator per (token, coordinate) at theta + omega t, shared by "
-                                   "query and key, injected and run for the readout window (as above)",
-            "score_mixers_j": "one XOR/mixer per (query, key, coordinate) pair, gains g^q g^k as mixer gains, "
-                              f"low-passed over {s.read_cycles:g} cycles: {ec.C_DETECTOR_F.source}",
-            "score_readout_j": f"one ADC conversion per (query, key, head) of the summed mixer currents "
-                               f"({c['e_conv']:.3g} J) + 2 gain-DAC updates per rotated oscillator",
-        })
+    for mode in MODE_TERMS:
+        src.update(mode.sources(s, c))
     return src
-
-
-def _analog_score_noise(s: ChipEnergySpec) -> dict:
-    """First-order noise of the analog scores (per logit)."""
-    t_sw = s.read_cycles / s.f0_hz
-    # relative phase of two oscillators diffuses as 2 D t; its window mean has variance 2 D t / 3, and
-    # the cos error is sin(Δ) times that, ½ on average over Δ
-    var_cos = (s.readout_noise_rad**2 / s.read_cycles + 0.5 * 2 * s.diffusion_rad2_per_s * t_sw / 3
-               + (2 / 2**s.readout_bits) ** 2 / 12)
-    tau = s.tau or (1.0,)
-    return {
-        "score_sigma_logit": [t * math.sqrt(var_cos) for t in tau],
-        "model": "first order: per-coordinate cos error variance = detector noise^2 / N_avg + D t_window "
-                 "(two oscillators, averaged over the phase difference) + ADC quantisation (2/2^b)^2/12; "
-                 "score sigma = tau x that (unit gates); the relative error of A is about the score sigma",
-        "tau": list(tau) if s.tau else "unknown (1.0 assumed)",
-    }
 
 
 def chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
@@ -464,7 +490,7 @@ def chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
            "timeline_s": {"dac_settle": c["t_dac"], "injection": c["t_inj"], "settle": s.settle_cycles / s.f0_hz,
                           "readout": c["t_read"], "adc_serial": ec.ADC_SHARE.value / ec.ADC_RATE_HZ.value},
            "phase": phase, "analog_scores": analog, "tokens_per_sequence": s.T, "scope": "attention layers only"}
-    if analog:
-        out["analog_score_noise"] = _analog_score_noise(s)
+    for mode in MODE_TERMS:
+        out.update(mode.report(s, c))
     out["sources"] = {k: src[k] for k in b}
     return out

@@ -65,7 +65,7 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                 "largest_term": max(ce["breakdown"], key=ce["breakdown"].get),
             }
     ph = ecfg.phase
-    ce = chip_energy(spec, ph, ecfg.analog_scores)
+    ce = chip_energy(spec, ph, chip.config.scores.analog)
     ge = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph, batch=spec.batch)
     gw = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph, scope="whole",
                               batch=spec.batch)
