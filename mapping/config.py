@@ -12,7 +12,7 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from . import units
 from .periphery.injection import InjectionConfig
@@ -29,6 +29,10 @@ __all__ = [
     "MultiplexedArray",
     "SCHEDULES",
     "NODE_FLAVORS",
+    "DigitalScores",
+    "AnalogScores",
+    "ReinjectedKeys",
+    "HeldKeys",
     "ChipConfig",
     "load_config",
     "config_to_dict",
@@ -234,11 +238,10 @@ class EnergyConfig:
     gpu_bound : {'lower', 'upper'}
         Which GPU bound the headline ``energy_per_token_gpu_j`` uses (both are always reported).
     phase : {'prefill', 'decode'}
-        Which phase the headline uses (both are always reported): prefill (T tokens of a sequence at once)
-        or autoregressive decoding (one new token against the stored phases).
-    analog_scores : bool
-        First-order analog-score mode (Kuramoto chips): the scores are measured by the oscillators (rotated
-        query/key oscillators mixed and low-passed) instead of computed digitally.
+        The pass the headline reports (both are always reported): prefill (T tokens of a sequence at once)
+        or autoregressive decoding (one new token against the stored phases). On the phase macromodel the
+        fidelity run simulates the same pass (decode: :mod:`mapping.backends.decode`), so the BPC and the
+        headline describe one pass.
     batch : int
         Sequences that share one fetch of the weights (amortises weight traffic), in [1, 65536].
     """
@@ -248,7 +251,6 @@ class EnergyConfig:
     gpu_precision: str = "bf16"
     gpu_bound: str = "lower"
     phase: str = "prefill"
-    analog_scores: bool = False
     batch: int = 1
 
     def __post_init__(self):
@@ -257,9 +259,99 @@ class EnergyConfig:
         _check_choice("energy.gpu_precision", self.gpu_precision, ("bf16", "fp32", "int8"))
         _check_choice("energy.gpu_bound", self.gpu_bound, ("lower", "upper"))
         _check_choice("energy.phase", self.phase, ("prefill", "decode"))
-        if not isinstance(self.analog_scores, bool):
-            raise ValueError(f"energy.analog_scores must be true or false, got {self.analog_scores!r}")
         _check_int("energy.batch", self.batch, 1, 65536)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DigitalScores:
+    """``[scores] mode = "digital"`` (the default): the Kuramoto scores s = q·key and the softmax are computed by
+    the digital periphery from the stored keys (DESIGN §5.2)."""
+
+    mode: str = "digital"
+    analog: ClassVar[bool] = False
+
+    def __post_init__(self):
+        _check_choice("scores.mode", self.mode, ("digital",))
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnalogScores:
+    """``[scores] mode = "analog"``: the oscillators measure the Kuramoto scores (DESIGN §5.5), the softmax stays
+    digital. The chip run simulates the chain (:mod:`mapping.backends.analog_scores`): one rotated oscillator per
+    (token, coordinate) at θ + ω t, a mixer per (query, key, coordinate) whose gain is the product of the two
+    gates, the mixer currents of a head summed, low-passed, sampled and converted once per (query, key, head)
+    with the chip's ``[readout]`` detector, filter, window and sampler noise.
+
+    Attributes
+    ----------
+    gate_bits : int or None
+        Resolution of the unsigned gate DACs (the key gate sets the mixer's input amplitude, the query gate its
+        tail current); None: analog.
+    gate_range : float
+        Largest gate value; larger gates clip (the gates are positive with mean one per head; kuramoto-tiny's
+        reach 10.9, measured). (0, 1e6].
+    bits : int or None
+        Resolution of the score ADC (one conversion per query, key and head, signed over ± ``full_scale``);
+        None: unquantised.
+    full_scale : float
+        ADC full scale in units of the per-coordinate score (1/k_h) Σ_j g^q g^k cos(·); larger scores clip
+        (kuramoto-tiny's reach 4.3, 99.9 % below 3.4, measured). (0, 1e6].
+    """
+
+    mode: str = "analog"
+    gate_bits: int | None = 8
+    gate_range: float = 16.0
+    bits: int | None = 10
+    full_scale: float = 4.0
+    analog: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _check_choice("scores.mode", self.mode, ("analog",))
+        object.__setattr__(self, "gate_bits", _check_bits("scores.gate_bits", self.gate_bits))
+        object.__setattr__(self, "bits", _check_bits("scores.bits", self.bits))
+        for name in ("gate_range", "full_scale"):
+            if _check_pos(f"scores.{name}", getattr(self, name)) > 1e6:
+                raise ValueError(f"scores.{name} must be in (0, 1e6], got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReinjectedKeys:
+    """``[decode] keys = "reinjected"`` (the default): at every decoded token the earlier tokens' phases are read
+    from SRAM and re-injected into their oscillators; the oscillators are off between tokens."""
+
+    keys: str = "reinjected"
+    held: ClassVar[bool] = False
+
+    def __post_init__(self):
+        _check_choice("decode.keys", self.keys, ("reinjected",))
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeldKeys:
+    """``[decode] keys = "held"``: a phase memory. Each token's oscillators are written once and keep running
+    between tokens, holding their phases; they diffuse (the device's D) and drift (the trim residual and the
+    temperature drift) over the inter-token time, and draw their power all along
+    (:mod:`mapping.backends.phase_memory`). Acts in decode only (``[energy] phase = "decode"``).
+
+    Attributes
+    ----------
+    inter_token_s : float
+        Time between two decoded tokens [s] (one over the decode rate), in (0, 1]. Default 400 ns (assumed: about
+        the back-to-back decode latency of kuramoto-tiny on the spatial 65 nm chip, 383 ns by the schedule's
+        windows, :mod:`mapping.energy.latency`). A value below the chip's decode latency per token
+        (``phase_memory.decode_latency_s`` of the energy report) is refused before a simulation runs
+        (:func:`mapping.simulation.simulate_report`). Held keys need every unit its own tile (refused on a
+        reused tile by :func:`mapping.compile`).
+    """
+
+    keys: str = "held"
+    inter_token_s: float = 4e-7
+    held: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _check_choice("decode.keys", self.keys, ("held",))
+        if _check_pos("decode.inter_token_s", self.inter_token_s) > 1.0:
+            raise ValueError(f"decode.inter_token_s must be in (0, 1] s, got {self.inter_token_s!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -410,6 +502,11 @@ class ChipConfig:
         Device flavour below 65 nm (low standby power or high performance; [SB17] fits) and the off-current of
         the leakage at every node. 'LP': an inference chip that idles between windows (assumed).
     coupling, readout, ssa, energy : CouplingConfig, ReadoutConfig, SSAConfig, EnergyConfig
+    scores : DigitalScores or AnalogScores
+        Where the Kuramoto scores are computed (``[scores] mode``): the digital periphery or the oscillators.
+    decode : ReinjectedKeys or HeldKeys
+        How a decoded token's earlier phases reach the array (``[decode] keys``): re-injected from SRAM or held
+        in running oscillators.
     injection : InjectionConfig
         How token phases are written (:mod:`mapping.periphery.injection`): ``ideal`` or Adler injection locking.
     array : SpatialArray or MultiplexedArray
@@ -439,6 +536,8 @@ class ChipConfig:
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     energy: EnergyConfig = field(default_factory=EnergyConfig)
     array: ArrayConfig = field(default_factory=MultiplexedArray)
+    scores: DigitalScores | AnalogScores = field(default_factory=DigitalScores)
+    decode: ReinjectedKeys | HeldKeys = field(default_factory=ReinjectedKeys)
 
     def __post_init__(self):
         _check_choice("device", self.device, DEVICES)
@@ -482,6 +581,10 @@ class ChipConfig:
                           ("injection", InjectionConfig), ("energy", EnergyConfig)):
             if not isinstance(getattr(self, name), cls):
                 raise ValueError(f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
+        for name, (_, modes) in _MODE_SECTIONS.items():
+            if not isinstance(getattr(self, name), tuple(modes.values())):
+                raise ValueError(f"{name} must be one of {', '.join(c.__name__ for c in modes.values())}, got "
+                                 f"{type(getattr(self, name)).__name__}")
 
     # -- derived quantities (units in one place: mapping.units) --------------------------------------------
     @property
@@ -518,6 +621,8 @@ class ChipConfig:
             trim_bits=None,
             coupling=dataclasses.replace(self.coupling, bits=None, gain_bits=None, gain_range=1e6, range=1e6),
             readout=dataclasses.replace(self.readout, noise_rad=0.0, bits=None, bandwidth_fraction=None),
+            scores=(dataclasses.replace(self.scores, gate_bits=None, gate_range=1e6, bits=None)
+                    if self.scores.analog else self.scores),
         )
 
     @classmethod
@@ -528,6 +633,26 @@ class ChipConfig:
 
 _SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig, "injection": InjectionConfig,
              "energy": EnergyConfig}
+_MODE_SECTIONS = {"scores": ("mode", {"digital": DigitalScores, "analog": AnalogScores}),
+                  "decode": ("keys", {"reinjected": ReinjectedKeys, "held": HeldKeys})}
+"""Sections whose mode is a class (STYLE 5): section -> (the key naming the mode, mode -> class)."""
+
+
+def _build_mode(section: str, data: dict):
+    """The mode class of ``[section]`` named by its mode key (default: the first mode), refusing a field that
+    belongs to another mode with the mode it belongs to."""
+    key, modes = _MODE_SECTIONS[section]
+    mode = data.get(key, next(iter(modes)))
+    if mode not in modes:
+        raise ValueError(f"{section}.{key} must be one of {', '.join(modes)}; got {mode!r}")
+    cls = modes[mode]
+    own = {f.name for f in dataclasses.fields(cls)}
+    for other, ocls in modes.items():
+        alien = sorted(set(data) & ({f.name for f in dataclasses.fields(ocls)} - own))
+        if alien:
+            raise ValueError(f"{', '.join(f'{section}.{a}' for a in alien)} belong(s) to [{section}] {key} = "
+                             f"{other!r}, not {mode!r}")
+    return _build(cls, data, f"[{section}] ({key} = {mode!r})")
 
 
 def _build(cls, data: dict, where: str):
@@ -551,7 +676,16 @@ def config_from_dict(data: dict) -> ChipConfig:
             sub = dict(sub)
             if isinstance(sub.get("spread"), str) and key == "coupling" and sub["spread"].lower() == "none":
                 sub["spread"] = None  # TOML has no null
+            if key == "energy" and "analog_scores" in sub:
+                raise ValueError("energy.analog_scores is gone: the analog-score mode is simulated now, a chip "
+                                 "choice rather than an energy flag; set [scores] mode = \"analog\" (or remove "
+                                 "the field for digital scores)")
             top[key] = _build(cls, sub, f"[{key}]")
+    for key in _MODE_SECTIONS:
+        if key in top:
+            if not isinstance(top[key], dict):
+                raise ValueError(f"[{key}] must be a table, got {top[key]!r}")
+            top[key] = _build_mode(key, dict(top[key]))
     for key in ("f0_hz", "trim_bits"):
         if isinstance(top.get(key), str) and top[key].lower() == "none":
             top[key] = None

@@ -23,7 +23,8 @@ __all__ = ["stream_seeds", "sequence_rng", "layer_seed", "keyed_normals", "PURPO
 
 #: Distinct stream families of one run (so the readout of a sequence never reuses its oscillators' noise);
 #: ``physical`` marks the keys of a multiplexed chip's physical runs (:meth:`LayerSeeds.unit_streams`).
-PURPOSE = {"kuramoto": 1, "adler": 2, "collective": 3, "readout": 4, "compare": 5, "injection": 6, "physical": 7}
+PURPOSE = {"kuramoto": 1, "adler": 2, "collective": 3, "readout": 4, "compare": 5, "injection": 6,
+           "scores": 7, "score_readout": 8, "decode": 9, "held_keys": 10, "physical": 11}
 
 
 def sequence_rng(seed: int, *keys) -> np.random.Generator:

@@ -183,13 +183,13 @@ def test_report_gains_never_exceed_amdahl_over_chip_configs(chip, cb, gb, rb, av
                                                             analog, batch):
     import dataclasses
 
-    from mapping.config import EnergyConfig
+    from mapping.config import AnalogScores, DigitalScores, EnergyConfig
 
     c0 = chip.config
     cfg = c0.replace(settle_cycles=settle, coupling=dataclasses.replace(c0.coupling, bits=cb, gain_bits=gb),
                      readout=dataclasses.replace(c0.readout, bits=rb, averaging_cycles=avg),
-                     energy=EnergyConfig(digital_precision=prec, gpu_precision=gprec, phase=phase,
-                                         analog_scores=analog, batch=batch))
+                     energy=EnergyConfig(digital_precision=prec, gpu_precision=gprec, phase=phase, batch=batch),
+                     scores=AnalogScores() if analog else DigitalScores())
     r = energy_report(chip.__class__(**{**chip.__dict__, "config": cfg}))
     assert r["array_gain"] <= r["amdahl_max_gain"] * (1 + 1e-12)
     assert r["energy_per_token_chip_j"] == pytest.approx(sum(r["breakdown"].values()), rel=1e-12)

@@ -149,9 +149,9 @@ def test_analog_scores_move_the_scores_onto_the_array():
     assert a["breakdown"]["score_mixers_j"] == pytest.approx(L * k * T * (T + 1) / 2 * 2e-15 * 1.44 * 2e9 * 4e-9 / T)
     assert a["breakdown"]["score_readout_j"] == pytest.approx(
         L * (2 * T * (T + 1) / 2 * 5e-15 * 1024 + 2 * k * T * 0.5 * 255e-15 * 1.44) / T)
-    # noise: detector (2e-3)² / 4 cycles + D t / 3 (two oscillators, ½ over the phase difference) + ADC LSB
-    var = (2e-3) ** 2 / 4 + 1e4 * 4e-9 / 3 + (2 / 1024) ** 2 / 12
-    assert a["analog_score_noise"]["score_sigma_logit"][0] == pytest.approx(math.sqrt(var))
+    # the score noise is the simulated chain's error model (a chip's readout, gates and oscillators:
+    # tests/test_analog_scores.py); a spec written by hand carries none
+    assert a["analog_score_noise"] is None
     assert a["energy_per_token_chip_j"] == pytest.approx(sum(a["breakdown"].values()))
 
 

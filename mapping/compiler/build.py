@@ -105,6 +105,11 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
     rule = coupling_rule(config, dev, kind)
     draw = TileDraw(config, dev, freq_sigma, coup_sigma, model.config.n_layers)
     layers = spec.build_layers(model, config, draw, int(rule["taps"]))
+    if config.decode.held and draw.schedule.uses_per_tile > 1:  # a reused tile cannot hold its keys' phases
+        raise ValueError(f"decode.keys = 'held' holds every key's phase in its own running oscillators, but the "
+                         f"{draw.schedule.kind} array runs up to {draw.schedule.uses_per_tile} units on one tile in "
+                         f"turn (their phases would be overwritten); use [array] schedule = 'spatial' or as many "
+                         f"tiles as units ({draw.schedule.n_layers * draw.schedule.units_per_layer})")
     timebase = _timebase(config, dev, freq_sigma, coup_sigma)
     if config.calibration_temperature_k is not None:  # trimmed at T_cal, run at T: the drift adds
         from ..periphery.drift import temperature_drift

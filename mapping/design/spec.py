@@ -66,11 +66,11 @@ _TOP_KEYS = ("name", "checkpoint", "chip", "sampler", "seed", "trials", "populat
 _OPS = ("<=", ">=")
 #: Sections whose fields are not design choices the search may make today: [energy] chooses what is reported
 #: (phase, batch, the GPU and its bound) or assumes a saving whose accuracy the chip run does not simulate
-#: (digital_precision: the fidelity run computes the periphery in fp32; analog_scores: the scores are not yet
-#: computed through the mixers) — a search would take such a saving for free.
+#: (digital_precision: the fidelity run computes the periphery in fp32) — a search would take such a saving for
+#: free. The analog-score mode is a chip choice now, simulated ([scores] mode), and searchable.
 _NOT_SEARCHABLE = {"energy": "the [energy] section chooses what is reported (phase, batch, the GPU) or assumes a "
-                             "saving the chip run does not simulate (digital_precision, analog_scores), which a "
-                             "search would take for free; set it in the base chip"}
+                             "saving the chip run does not simulate (digital_precision), which a search would take "
+                             "for free; set it in the base chip"}
 _MAX_TRIALS = 100_000
 #: The BPC loss at which the verdict names the best design (issue 20 item 7).
 VERDICT_BPC_LOSS = 0.05

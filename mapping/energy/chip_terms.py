@@ -29,13 +29,16 @@ Terms (:data:`TERMS`, in this order; per layer and summed over layers unless sai
   keys, plus the bus wires across the array (``sram_breakdown_j``);
 - ``digital_periphery_j``: the attention's digital operations × ½ MAC energy at ``energy.digital_precision``
   and the chip's node;
-- with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``;
+- with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``
+  (registered by :mod:`mapping.energy.analog_scores`); decode with held keys: ``held_keys_j`` (registered by
+  :mod:`mapping.energy.phase_memory`, which also changes the decode pass's events);
 - ``leakage_j`` (whole chip, not per layer): die area × leakage density at the node × latency per token
   (:mod:`mapping.energy.latency`).
 
-A term is a :class:`ChipTerm` in :data:`TERMS`; another module adds one with :func:`register_term` (its energy
-and its source as functions of the spec and the pass context :func:`pass_context`), and every report, table
-and plot picks it up by name.
+A term is a :class:`~mapping.energy.terms.ChipTerm` in the one registry :data:`~mapping.energy.terms.TERMS`;
+another module adds one with :func:`~mapping.energy.terms.register_term` (its energy and its source as functions
+of the spec and the pass context :func:`pass_context`, optionally the events and report keys of its mode), and
+every report, table and plot picks it up by name.
 
 Amdahl: the array replaces ``offloaded_flops`` of the chip's digital work; with the offloaded fraction f, no
 array can make the chip more than ``amdahl_max_gain`` = 1 / (1 − f) times better than the same chip doing that
@@ -45,8 +48,7 @@ work digitally (``digital_only_chip_j``, dynamic energy, at the same node).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Callable
+from dataclasses import replace
 
 from ..compiler.resources import pass_events
 from . import constants as ec
@@ -54,55 +56,13 @@ from .latency import pass_timeline
 from .ops import PHASES, attention_cost
 from .spec import LAYER_ENERGY, ChipEnergySpec, LayerEnergyModel
 from .sram import sram_buffers
+from .terms import TERMS, ChipTerm, array_terms, register_term
 
 __all__ = ["ChipEnergySpec", "chip_energy_per_token", "chip_energy", "LAYER_ENERGY", "LayerEnergyModel", "PHASES",
            "ARRAY_TERMS", "array_terms", "TERMS", "ChipTerm", "register_term", "pass_context"]
 
 
-@dataclass(frozen=True)
-class ChipTerm:
-    """One named term of the chip's energy per token.
-
-    Attributes
-    ----------
-    name : str
-        Key in the breakdown (``<what>_j``).
-    energy : callable
-        ``energy(spec, c) -> float``: J per token of one layer (``per_layer``) or of the chip.
-    source : callable
-        ``source(spec, c) -> str``: the figures and models behind it.
-    array : bool
-        A term of the oscillator array (what a chip without the array would not spend); the rest is the
-        periphery, SRAM and leakage (``floor_without_array_j`` of a design).
-    per_layer : bool
-        Multiplied by the number of attention layers.
-    when : callable or None
-        ``when(spec, c) -> bool``: charged (and reported) only then, e.g. the analog-score terms.
-    """
-
-    name: str
-    energy: Callable
-    source: Callable
-    array: bool = True
-    per_layer: bool = True
-    when: Callable | None = None
-
-
-TERMS: dict = {}
-"""Name -> :class:`ChipTerm`, in the order the breakdown lists them."""
-
-
-def register_term(term: ChipTerm) -> ChipTerm:
-    """Add ``term`` to :data:`TERMS` (a name already taken is refused)."""
-    if not isinstance(term, ChipTerm):
-        raise ValueError(f"register_term takes a ChipTerm, got {type(term).__name__}")
-    if term.name in TERMS:
-        raise ValueError(f"chip term {term.name!r} is already registered")
-    TERMS[term.name] = term
-    return term
-
-
-def _dac_conversion_j(bits: int, c_unit: float, vdd: float) -> float:
+def dac_conversion_j(bits: int, c_unit: float, vdd: float) -> float:
     """Switching energy of one binary-weighted DAC update, ½ (2^b − 1) C_u V² (half the gates toggle, assumed)."""
     return 0.5 * (2**bits - 1) * c_unit * vdd**2
 
@@ -124,8 +84,8 @@ def _node_figures(s: ChipEnergySpec, c: dict) -> None:
     V = c["V"] = tn.vdd
     c["c_unit"] = ec.at_node(ec.C_UNIT_SWITCH_F.value, tn, "capacitance")
     c["t_dac"] = ec.at_node(max(_dac_settle_s(s.coupler_bits), _dac_settle_s(s.gain_bits)), tn, "delay")
-    c["e_dac_c"] = _dac_conversion_j(s.coupler_bits, c["c_unit"], V)
-    c["e_dac_g"] = _dac_conversion_j(s.gain_bits, c["c_unit"], V)
+    c["e_dac_c"] = dac_conversion_j(s.coupler_bits, c["c_unit"], V)
+    c["e_dac_g"] = dac_conversion_j(s.gain_bits, c["c_unit"], V)
     c["fom"] = tn.adc_fom()
     c["e_conv"] = c["fom"].value * 2**s.readout_bits
     c["e_op"] = ec.op_energy_j(s.digital_precision, tn)
@@ -152,7 +112,7 @@ def _sram_figures(s: ChipEnergySpec, c: dict, phase: str) -> None:
     c["key_bits"] = 0.0
     if c["lk"].digital_scores:
         k_all = s.n_heads * s.head_dim
-        c["key_bits"] = 2 * k_all * wbytes * 8 * (1.0 if phase == PHASES[0] else (s.T + 1) / 2)
+        c["key_bits"] = 2 * k_all * wbytes * 8 * n.get("keys_read", 1.0 if phase == PHASES[0] else (s.T + 1) / 2)
     c["e_key"] = ec.sram_j_per_bit(2 * s.n_heads * s.head_dim * s.T * wbytes, tn)
     c["a_bits"] = n["a_values"] * s.coupler_bits  # one coupling matrix per head
     c["a_loads"] = c["a_bits"] * s.matrix_load_factor  # read once per (round, matrix) that programs tiles
@@ -174,6 +134,9 @@ def pass_context(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     f0 = s.f0_hz
     lk = LAYER_ENERGY[s.layer_kind]
     n = _events(s, phase)
+    for t in TERMS.values():  # a mode's changes to the pass (e.g. held decode keys)
+        if t.events is not None:
+            n = t.events(s, phase, analog, n)
     prefill = _events(s, PHASES[0])
     c = {"f0": f0, "lk": lk, "n": n, "prefill": prefill, "per": n["per"], "analog": analog, "phase": phase,
          "t_win": (s.settle_cycles + s.read_cycles) / f0, "t_read": s.read_cycles / f0}
@@ -221,21 +184,19 @@ def _sram_parts(s: ChipEnergySpec, c: dict) -> dict:
          "scores_j": 0.0,
          "array_bus_j": (c["a_loads"] + c["th_bits"] + c["out_bits"]) * c["e_bus_bit"] / per}
     if c["analog"]:
-        sc_bits = c["n"]["score_conv"] * s.readout_bits
+        sc_bits = c["n"]["score_conv"] * s.score_adc_bits
         d["scores_j"] = 2 * sc_bits * c["e_a"] / per
         d["array_bus_j"] += sc_bits * c["e_bus_bit"] / per
     return d
 
 
-def _t_sw(s, c):
+def t_sw(s, c):
+    """The score mixers' averaging time [s]."""
     return s.read_cycles / c["f0"]  # the score mixers average over the readout window (assumed)
 
 
-def _analog(s, c):
-    return c["analog"]
-
-
-def _at(c) -> str:
+def at_node_note(c) -> str:
+    """What a source adds when the chip is not at 65 nm."""
     tn = c["node"]
     return (f" at {tn.node_nm:g} nm {tn.flavor}, {tn.vdd:g} V (65 nm figures carried by hw_models.technology)"
             if tn.node_nm != ec.REFERENCE_NODE.node_nm else "")
@@ -258,7 +219,7 @@ for _t in (
              lambda s, c: c["n"]["coup"] * s.program_fraction * s.coupler_bits * s.e_bit_write_j / c["per"],
              lambda s, c: f"N_couplers x {s.program_fraction:.3g} (units whose tile takes a new matrix; "
                           f"{s.sources.get('schedule', 'spatial')}) x {s.coupler_bits} bits x {s.e_bit_write_j:.3g} "
-                          f"J/bit: {s.sources.get('e_bit_write_j', 'assumed')}" + _at(c)),
+                          f"J/bit: {s.sources.get('e_bit_write_j', 'assumed')}" + at_node_note(c)),
     ChipTerm("dac_j",
              lambda s, c: (c["n"]["coup"] * s.program_fraction * c["e_dac_c"] + c["gain_updates"] * c["e_dac_g"])
              / c["per"],
@@ -266,19 +227,19 @@ for _t in (
                           f"({s.gain_bits}-bit, every use"
                           f"{', reference-bank units reset to unity' if s.reference_gain_updates else ''}) DACs, "
                           f"1/2 (2^b - 1) C_u V^2 per update, settling {c['t_dac'] * 1e9:.3g} ns: "
-                          f"{ec.C_UNIT_SWITCH_F.source}; {ec.R_DAC_DRIVER_OHM.source}" + _at(c)),
+                          f"{ec.C_UNIT_SWITCH_F.source}; {ec.R_DAC_DRIVER_OHM.source}" + at_node_note(c)),
     ChipTerm("clock_j",
              lambda s, c: (c["sinks"] * c["c_sink"] * c["V"]**2 * c["f0"] * (c["t_inj"] + c["t_win"])
-                           + (c["n"]["rot_osc"] * c["c_sink"] * c["V"]**2 * c["f0"] * (c["t_inj"] + _t_sw(s, c))
+                           + (c["n"]["rot_osc"] * c["c_sink"] * c["V"]**2 * c["f0"] * (c["t_inj"] + t_sw(s, c))
                               if c["analog"] else 0.0)) / c["per"],
              lambda s, c: f"reference clock to {c['sinks']:.3g} sinks per layer-pass, (2 x pitch "
                           f"{c['pitch_m'] * 1e6:.3g} um x {c['c_wire'] * 1e9:.3g} fF/um + {c['c_sink_load'] * 1e15:.3g}"
                           f" fF) V^2 f0 over injection + window: {ec.C_WIRE_F_PER_M.source}; "
-                          f"{ec.CLOCK_TREE_FACTOR.source}; {ec.C_CLOCK_SINK_F.source}" + _at(c)),
+                          f"{ec.CLOCK_TREE_FACTOR.source}; {ec.C_CLOCK_SINK_F.source}" + at_node_note(c)),
     ChipTerm("phase_detector_j",
              lambda s, c: c["channels"] * c["c_det"] * c["V"]**2 * 2 * c["f0"] * c["t_read"] / c["per"],
              lambda s, c: f"2 channels per phase, C_det V^2 x 2 f0 x readout window: {ec.C_DETECTOR_F.source}"
-                          + _at(c)),
+                          + at_node_note(c)),
     ChipTerm("readout_j", lambda s, c: c["conversions"] * c["e_conv"] / c["per"],
              lambda s, c: f"2 ADC conversions per phase"
                           f"{f' x {s.readout_samples:g} samples' if s.readout_samples > 1 else ''} x FoM x "
@@ -288,35 +249,24 @@ for _t in (
                           f"values into the array ({s.matrix_load_factor:.3g} reads per write), phases in "
                           f"({s.input_load_factor:.3g} reads per vector) and out, at {ec.SRAM_SOURCE}; plus the array "
                           f"bus ({c['e_bus_bit']:.3g} J/bit over the {c['side_m'] * 1e3:.3g} mm array side, activity "
-                          f"1/2)" + _at(c), array=False),
+                          f"1/2)" + at_node_note(c), array=False),
     ChipTerm("digital_periphery_j", lambda s, c: c["dig_ops"] * c["e_op"],
              lambda s, c: f"{c['dig_ops']:.4g} digital attention ops/token/layer x {c['e_op']:.3g} J "
                           f"({s.digital_precision}: half a MAC of [Hor14] 45 nm, 0.9 V carried to "
                           f"{c['node'].node_nm:g} nm, {c['V']:g} V by the Stillmaker-Baas energy ratio); the fidelity "
                           f"run computes this periphery in fp32", array=False),
-    ChipTerm("score_oscillators_j",
-             lambda s, c: c["n"]["rot_osc"] * (c["inj_power"] * c["t_inj"] + s.p_osc_w * _t_sw(s, c)) / c["per"],
-             lambda s, c: "one rotated oscillator per (token, coordinate) at theta + omega t, shared by query and "
-                          "key, injected and run for the readout window (as above)", when=_analog),
-    ChipTerm("score_mixers_j",
-             lambda s, c: c["n"]["mixers"] * c["c_det"] * c["V"]**2 * 2 * c["f0"] * _t_sw(s, c) / c["per"],
-             lambda s, c: f"one XOR/mixer per (query, key, coordinate) pair, gains g^q g^k as mixer gains, "
-                          f"low-passed over {s.read_cycles:g} cycles: {ec.C_DETECTOR_F.source}", when=_analog),
-    ChipTerm("score_readout_j",
-             lambda s, c: (c["n"]["score_conv"] * c["e_conv"] + 2 * c["n"]["rot_osc"] * c["e_dac_g"]) / c["per"],
-             lambda s, c: f"one ADC conversion per (query, key, head) of the summed mixer currents "
-                          f"({c['e_conv']:.3g} J) + 2 gain-DAC updates per rotated oscillator", when=_analog),
-    ChipTerm("leakage_j", lambda s, c: c["die_area_mm2"] * c["leak_density"].value * c["latency_per_token_s"],
-             lambda s, c: f"die {c['die_area_mm2']:.4g} mm^2 x leakage {c['leak_density'].value:.3g} W/mm^2 "
-                          f"({c['leak_density'].source}) x latency {c['latency_per_token_s'] * 1e9:.4g} ns per token "
-                          f"(mapping.energy.latency)", array=False, per_layer=False),
 ):
     register_term(_t)
 
+# the modes' terms, after the array and periphery terms and before the whole-chip leakage
+from . import analog_scores as _analog_scores  # noqa: E402,F401  (registers the score terms)
+from . import phase_memory as _phase_memory  # noqa: E402,F401  (registers held_keys_j)
 
-def array_terms() -> tuple:
-    """Names of the array's terms (registered with ``array=True``), in breakdown order."""
-    return tuple(name for name, t in TERMS.items() if t.array)
+register_term(
+    ChipTerm("leakage_j", lambda s, c: c["die_area_mm2"] * c["leak_density"].value * c["latency_per_token_s"],
+             lambda s, c: f"die {c['die_area_mm2']:.4g} mm^2 x leakage {c['leak_density'].value:.3g} W/mm^2 "
+                          f"({c['leak_density'].source}) x latency {c['latency_per_token_s'] * 1e9:.4g} ns per token "
+                          f"(mapping.energy.latency)", array=False, per_layer=False))
 
 
 ARRAY_TERMS = array_terms()
@@ -335,14 +285,15 @@ def chip_energy_per_token(chip, T: int | None = None, *, phase: str | None = Non
     phase : {'prefill', 'decode'}, optional
         Default: ``chip.config.energy.phase`` (``'prefill'`` for a spec).
     analog_scores : bool, optional
-        Analog-score mode (Kuramoto only); default ``chip.config.energy.analog_scores``.
+        Analog-score mode (Kuramoto only); default the chip's ``[scores]`` mode.
 
     Returns
     -------
     dict with ``energy_per_token_chip_j``, ``breakdown`` (J per term), ``sources`` (same keys),
     ``digital_only_chip_j`` (the same chip with the offloaded work done by its digital periphery),
     ``offloaded_fraction``, ``amdahl_max_gain``, ``array_gain``, ``ops`` (per token), ``timeline_s``,
-    ``latency_per_token_s``, ``sram_bytes``, ``leakage_w``, ``analog_score_noise`` (analog mode), ``phase``,
+    ``latency_per_token_s``, ``sram_bytes``, ``leakage_w``, ``analog_score_noise`` (analog mode), ``phase_memory``
+    (decode), ``phase``,
     ``tokens_per_sequence``, ``scope``.
     """
     if isinstance(chip, ChipEnergySpec):
@@ -352,27 +303,10 @@ def chip_energy_per_token(chip, T: int | None = None, *, phase: str | None = Non
     else:
         spec = ChipEnergySpec.from_chip(chip, T)
         phase = chip.config.energy.phase if phase is None else phase
-        analog_scores = chip.config.energy.analog_scores if analog_scores is None else analog_scores
+        analog_scores = chip.config.scores.analog if analog_scores is None else analog_scores
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     return chip_energy(spec, phase, analog_scores)
-
-
-def _analog_score_noise(s: ChipEnergySpec) -> dict:
-    """First-order noise of the analog scores (per logit)."""
-    t_sw = s.read_cycles / s.f0_hz
-    # relative phase of two oscillators diffuses as 2 D t; its window mean has variance 2 D t / 3, and
-    # the cos error is sin(Δ) times that, ½ on average over Δ
-    var_cos = (s.readout_noise_rad**2 / s.read_cycles + 0.5 * 2 * s.diffusion_rad2_per_s * t_sw / 3
-               + (2 / 2**s.readout_bits) ** 2 / 12)
-    tau = s.tau or (1.0,)
-    return {
-        "score_sigma_logit": [t * math.sqrt(var_cos) for t in tau],
-        "model": "first order: per-coordinate cos error variance = detector noise^2 / N_avg + D t_window "
-                 "(two oscillators, averaged over the phase difference) + ADC quantisation (2/2^b)^2/12; "
-                 "score sigma = tau x that (unit gates); the relative error of A is about the score sigma",
-        "tau": list(tau) if s.tau else "unknown (1.0 assumed)",
-    }
 
 
 def chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
@@ -400,7 +334,8 @@ def chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
            "leakage_w": c["die_area_mm2"] * c["leak_density"].value,
            "node": {"node_nm": c["node"].node_nm, "flavor": c["node"].flavor, "vdd_v": c["V"]},
            "phase": phase, "analog_scores": analog, "tokens_per_sequence": s.T, "scope": "attention layers only"}
-    if analog:
-        out["analog_score_noise"] = _analog_score_noise(s)
+    for t in TERMS.values():
+        if t.report is not None:
+            out.update(t.report(s, c))
     out["sources"] = {t.name: t.source(s, c) for t in terms}
     return out

@@ -70,7 +70,7 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                 "latency_per_token_s": ce["latency_per_token_s"],
             }
     ph = ecfg.phase
-    ce = chip_energy(spec, ph, ecfg.analog_scores)
+    ce = chip_energy(spec, ph, chip.config.scores.analog)
     ge = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph, batch=spec.batch)
     gw = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph, scope="whole",
                               batch=spec.batch)

@@ -104,6 +104,18 @@ class ChipEnergySpec:
     sram_bytes : float or None
         The chip's SRAM (:func:`mapping.energy.sram.sram_buffers`), reported; None: computed from the spec.
     sources : dict
+    score_adc_bits, score_gate_bits : int
+        Analog-score mode (:mod:`mapping.energy.analog_scores`): the score ADC's and the gate DACs' resolutions
+        (analog charged as 8 bits).
+    score_noise : dict or None
+        The analog-score chain's predicted score error (the chip's, when its scores are analog).
+    held_keys : bool
+        Decode keys held in running oscillators (``[decode] keys = "held"``, :mod:`mapping.energy.phase_memory`).
+    inter_token_s : float or None
+        Held keys' inter-token time [s] (None: the decode latency per token).
+    freq_residual_rms, write_rms_rad : float
+        RMS residual angular frequency of the oscillators [rad/cycle] and RMS error of one injection [rad]
+        (the phase memory's trade).
     """
 
     kind: str
@@ -148,6 +160,13 @@ class ChipEnergySpec:
     macs: int = 1024
     sram_bytes: float | None = None
     sources: dict
+    score_adc_bits: int = 10
+    score_gate_bits: int = 8
+    score_noise: dict | None = None
+    held_keys: bool = False
+    inter_token_s: float | None = None
+    freq_residual_rms: float = 0.0
+    write_rms_rad: float = 0.0
 
     def __post_init__(self):
         for n in ("n_layers", "n_heads", "head_dim", "banks", "taps", "T", "batch", "rounds_per_layer",
@@ -169,7 +188,7 @@ class ChipEnergySpec:
             v = getattr(self, n)
             if v is not None and not (math.isfinite(v) and v > 0):
                 raise ValueError(f"ChipEnergySpec.{n} must be None or finite and > 0, got {v!r}")
-        for n in ("coupler_bits", "gain_bits", "readout_bits"):
+        for n in ("coupler_bits", "gain_bits", "readout_bits", "score_adc_bits", "score_gate_bits"):
             v = getattr(self, n)
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 24:
                 raise ValueError(f"ChipEnergySpec.{n} must be an integer in [1, 24], got {v!r}")
@@ -208,6 +227,7 @@ class ChipEnergySpec:
                 taus = ()
         area = chip_area(chip)
         t_inj, drv_w, inj_src = _injection(chip)
+        modes = _mode_fields(chip, scores)
         sc = chip.schedule
         U, L = sc.units_per_layer, sc.n_layers
         spatial = sc.kind == "spatial"
@@ -243,7 +263,38 @@ class ChipEnergySpec:
                      "schedule": f"{sc.kind}: {sc.tiles} tiles, {sc.rounds_per_layer} round(s) per layer, "
                                  f"{sc.programs_per_layer:g} of {U} units programmed per layer and pass "
                                  f"(mapping.compiler.schedule); {L} layers"},
+            **modes,
         )
+
+
+def _mode_fields(chip, scores: bool) -> dict:
+    """The spec's analog-score and decode-key fields of a chip (what :mod:`mapping.energy.analog_scores` and
+    :mod:`mapping.energy.phase_memory` read)."""
+    import numpy as np
+
+    from ..config import AnalogScores
+    from ..periphery.injection import residual_error_rms
+
+    cfg = chip.config
+    sc = cfg.scores if cfg.scores.analog else AnalogScores()  # a digital chip's what-if rows: the defaults
+    eps = 2 * math.pi * float(np.sqrt(np.mean([np.mean(np.square(lm.freq_residual_rel)) for lm in chip.layers])))
+    sigma = chip.timebase["sigma_rad_per_sqrt_cycle"]
+    K = cfg.injection.strength
+    write = residual_error_rms(cfg.injection, eps, sigma) if eps < K else math.pi / math.sqrt(3.0)
+    out = {"score_adc_bits": sc.bits or ANALOG_BITS, "score_gate_bits": sc.gate_bits or ANALOG_BITS,
+           "held_keys": cfg.decode.held, "inter_token_s": cfg.decode.inter_token_s if cfg.decode.held else None,
+           "freq_residual_rms": eps, "write_rms_rad": write}
+    if scores and cfg.scores.analog and chip.model is not None:
+        from ..backends.analog_scores import score_error_model, score_settings
+
+        models = []
+        for i, L in enumerate(chip.model.layers):
+            st = score_settings(chip, i)
+            models.append(score_error_model(st, tau=float(L.attn.tau.detach()), kh=chip.layers[i].head_dim,
+                                            write_rms=write if cfg.injection.injected else 0.0))
+        out["score_noise"] = {"score_sigma_logit": [m["total"] for m in models], "terms": models,
+                              "model": models[0]["model"] + "; unit gates, uniform phase differences (sin^2 = 1/2)"}
+    return out
 
 
 def _injection(chip):

@@ -57,6 +57,11 @@ class SimulationReport:
     macromodel_validity, injection_write_error : dict or None
         What :meth:`mapping.chip.Chip.macromodel_validity` and :meth:`~mapping.chip.Chip.injection_write_error`
         say.
+    simulated_pass : {'prefill', 'decode'}
+        The pass the fidelity run simulated (:func:`mapping.backends.decode.simulated_pass`): decode on the
+        phase macromodel when ``[energy] phase = "decode"``; the prefill network otherwise.
+    scores, decode_keys : str
+        The chip's ``[scores] mode`` and ``[decode] keys``.
     """
 
     checkpoint: str | None
@@ -81,6 +86,9 @@ class SimulationReport:
     gpu_measured: dict | None = None
     macromodel_validity: dict | None = None
     injection_write_error: dict | None = None
+    simulated_pass: str = "prefill"
+    scores: str = "digital"
+    decode_keys: str = "reinjected"
 
     @property
     def bpc_difference(self) -> float:
@@ -141,7 +149,7 @@ class SimulationReport:
                 "leakage_j": en["leakage_j"], "leakage_w": en["leakage_w"], "node": en["node"],
                 "schedule": en["schedule"], "energy_timeline_sources": en["timeline_sources"],
                 "energy_breakdown_j": en["breakdown"], "sram_breakdown_j": en["sram_breakdown_j"],
-                "energy_sources": en["sources"], "gpu_model": en["gpu"],
+                "energy_sources": en["sources"], "gpu_model": en["gpu"], "phase_memory": en.get("phase_memory"),
             })
         rep.update({
             "gpu_measured": self.gpu_measured,
@@ -152,7 +160,8 @@ class SimulationReport:
             "timebase": self.timebase, "resources": self.resources, "fidelity": self.fidelity,
             "tokens_per_s": self.tokens_per_s, "chip_wall_s": self.chip_wall_s, "backend": self.backend,
             "seed": self.seed, "macromodel_validity": self.macromodel_validity,
-            "injection_write_error": self.injection_write_error,
+            "injection_write_error": self.injection_write_error, "simulated_pass": self.simulated_pass,
+            "scores": self.scores, "decode_keys": self.decode_keys,
         })
         return rep
 
@@ -165,9 +174,17 @@ def simulate_report(chip, x, y, *, seed: int = 0, progress=None, gpu: str | None
     measure the closed-form attention with NVML where a CUDA GPU is present; ``warn``: warn when the chip is
     outside the macromodel's validity map.
     """
+    from ..backends.decode import simulated_pass
     from ..energy import energy_report, measure_gpu_energy
     from .inference import run
 
+    if chip.config.decode.held:  # a decode rate the chip cannot reach is refused before any simulation
+        from ..energy import chip_energy_per_token
+
+        pm = chip_energy_per_token(chip, x.shape[1], phase="decode")["phase_memory"]
+        if not pm["feasible"]:
+            raise ValueError(f"decode.inter_token_s = {pm['inter_token_s']:.3g} s is shorter than the chip's decode "
+                             f"latency per token, {pm['decode_latency_s']:.3g} s: the chip cannot decode that fast")
     res = run(chip, x, seed=seed, progress=progress, batch_size=batch_size)
     b = res.bpc(y)
     se = bpc_difference_se(res.logits, res.logits_closed_form, y)
@@ -179,7 +196,8 @@ def simulate_report(chip, x, y, *, seed: int = 0, progress=None, gpu: str | None
         resources=chip.resources, tokens_per_s=res.tokens_per_s, chip_wall_s=res.wall_s, backend=res.backend,
         energy=energy_report(chip, x.shape[1], gpu=gpu) if energy else None,
         gpu_measured=measure_gpu_energy(chip.model, x[: min(8, len(x))]) if measure_gpu else None,
-        macromodel_validity=chip.macromodel_validity(warn=warn), injection_write_error=chip.injection_write_error())
+        macromodel_validity=chip.macromodel_validity(warn=warn), injection_write_error=chip.injection_write_error(),
+        simulated_pass=simulated_pass(chip), scores=chip.config.scores.mode, decode_keys=chip.config.decode.keys)
 
 
 def bpc_difference_se(logits_chip, logits_closed_form, targets, block: int = SE_BLOCK_TOKENS) -> float:
