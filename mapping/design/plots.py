@@ -1,11 +1,11 @@
 """Plots of a design search: BPC loss, area and latency against energy per token, and an interactive page.
 
-- ``bpc_loss_vs_energy``: BPC loss [bits/char] vs chip energy per token [nJ], both log; the GPU's lower and
+- ``bpc_loss_vs_energy``: BPC loss [bits/char] vs chip energy per token (nJ or the SI prefix that fits), both log; the GPU's lower and
   upper bounds and the gain-cell anchor as vertical lines (their median over the trials; the title says when
   they vary because the search changes the energy section), the verdict's loss threshold as a horizontal
   line. A loss at or below the floor of the log axis (:data:`LOSS_FLOOR`, a chip no worse than the closed form
   on these tokens) is drawn at the floor with a downward marker.
-- ``area_vs_energy``, ``latency_vs_energy``: the same designs, area [mm²] and latency per token [ns].
+- ``area_vs_energy``, ``latency_vs_energy``: the same designs, area [mm²] and latency per token.
 - ``front.html``: plotly, the three views; hovering a point shows its trial, design and metrics.
 
 Grey: every complete trial; blue: feasible; red: on the front.
@@ -45,37 +45,51 @@ def _hover(row, spec: DesignSpec) -> str:
 
 def plot_design(df, spec: DesignSpec, plot_dir: str | Path, *, verdict: dict | None = None,
                 formats=("png", "svg")) -> list:
-    """Write the plots of a trials table into ``plot_dir``; returns the paths."""
+    """Write the plots of a trials table into ``plot_dir``; returns the paths.
+
+    Drawn in the project's style (:mod:`oscsim.plotting`: constrained layout, energies with the SI prefix that
+    keeps them readable, at most six labelled decades per log axis, the legend outside the axes naming every
+    series and reference line).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from oscsim.plotting import figure, log_ticks, save, si_scale
+
     plot_dir = Path(plot_dir)
     plot_dir.mkdir(parents=True, exist_ok=True)
     ok = df[df["state"] == "COMPLETE"].copy()
-    ok["energy_nj"] = ok["energy_per_token_j"] * 1e9
-    ok["loss_plot"] = ok["bpc_loss"].clip(lower=LOSS_FLOOR)
-    ok["latency_ns"] = ok["latency_per_token_s"] * 1e9
     refs = _refs(ok)
-    groups = (("all trials", ok, "0.7", 14), ("feasible", ok[ok["feasible"]], "tab:blue", 18),
-              ("front", ok[ok["on_front"]], "tab:red", 30))
+    e_all = np.concatenate([ok["energy_per_token_j"].to_numpy(float), [v for v, _, _ in refs.values()]])
+    e_f, e_unit = si_scale(e_all, "J")
+    l_f, l_unit = si_scale(ok["latency_per_token_s"].to_numpy(float), "s")
+    ok["energy_plot"] = ok["energy_per_token_j"] * e_f
+    ok["loss_plot"] = ok["bpc_loss"].clip(lower=LOSS_FLOOR)
+    ok["latency_plot"] = ok["latency_per_token_s"] * l_f
+    groups = (("all trials", ok, "0.7", 14, "o"), ("feasible", ok[ok["feasible"]], "tab:blue", 18, "s"),
+              ("front", ok[ok["on_front"]], "tab:red", 30, "D"))
     views = (("bpc_loss_vs_energy", "loss_plot", "BPC loss [bits/char]", "bpc_loss", 1.0),
              ("area_vs_energy", "area_mm2", "area [mm²]", "area_mm2", 1.0),
-             ("latency_vs_energy", "latency_ns", "latency per token [ns]", "latency_per_token_s", 1e9))
+             ("latency_vs_energy", "latency_plot", f"latency per token [{l_unit}]", "latency_per_token_s", l_f))
+    best = (f"; best at loss ≤ {VERDICT_BPC_LOSS:g}: trial {verdict['best_trial']}"
+            if verdict and verdict.get("best_trial") is not None else "")
     paths = []
     for name, ycol, ylabel, metric, scale in views:
-        fig, ax = plt.subplots(figsize=(7, 5))
-        for label, g, color, size in groups:
+        fig, ax = figure(width=6.4, height=4.6)
+        for label, g, color, size, marker in groups:
             if not len(g):
                 continue
             floor = g["bpc_loss"] <= LOSS_FLOOR if ycol == "loss_plot" else np.zeros(len(g), bool)
-            ax.scatter(g.loc[~floor, "energy_nj"], g.loc[~floor, ycol], s=size, c=color, label=label, zorder=3)
+            ax.scatter(g.loc[~floor, "energy_plot"], g.loc[~floor, ycol], s=size, c=color, marker=marker, label=label,
+                       zorder=3)
             if floor.any():
-                ax.scatter(g.loc[floor, "energy_nj"], g.loc[floor, ycol], s=size, c=color, marker="v", zorder=3)
+                ax.scatter(g.loc[floor, "energy_plot"], g.loc[floor, ycol], s=size, c=color, marker="v", zorder=3,
+                           label=f"{label}, loss ≤ {LOSS_FLOOR:g} (at the floor)")
         for key, (v, label, varies) in refs.items():
-            ax.axvline(v * 1e9, ls=_STYLE[key], c="k" if "gpu" in key else "tab:green", lw=1,
-                       label=f"{label} {v * 1e9:.3g} nJ{' (median; varies)' if varies else ''}")
+            ax.axvline(v * e_f, ls=_STYLE[key], c="k" if "gpu" in key else "tab:green", lw=1,
+                       label=f"{label} {v * e_f:.3g} {e_unit}{' (median; varies)' if varies else ''}")
         if ycol == "loss_plot":
             ax.axhline(VERDICT_BPC_LOSS, c="tab:orange", lw=1, label=f"BPC loss {VERDICT_BPC_LOSS:g}")
         for c in spec.constraints:
@@ -83,21 +97,18 @@ def plot_design(df, spec: DesignSpec, plot_dir: str | Path, *, verdict: dict | N
                 ax.axhline(c.bound * scale, c="tab:purple", lw=1, ls=":", label=f"constraint {c}")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("chip energy per token, attention layers [nJ]")
+        log_ticks(ax, "x")
+        log_ticks(ax, "y")
+        ax.set_xlabel(f"chip energy per token, attention layers [{e_unit}]")
         ax.set_ylabel(ylabel)
-        best = f"; best at loss <= {VERDICT_BPC_LOSS:g}: trial {verdict['best_trial']}" if verdict and \
-            verdict.get("best_trial") is not None else ""
-        ax.set_title(f"design {spec.name}: {len(ok)} complete trials, {int(ok['on_front'].sum())} on the front{best}",
-                     fontsize=9)
-        ax.legend(fontsize=7, loc="best")
+        ax.set_title(f"{spec.name}: {len(ok)} trials, {int(ok['on_front'].sum())} on the front{best}")
         ax.grid(True, which="both", alpha=0.3)
-        fig.tight_layout()
-        for fmt in formats:
-            p = plot_dir / f"{name}.{fmt}"
-            fig.savefig(p)
-            paths.append(p)
+        handles, labels = ax.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=7)
+        paths += save(fig, plot_dir / name, formats)
         plt.close(fig)
-    paths.append(_html(ok, spec, refs, plot_dir.parent / "front.html"))
+    paths.append(_html(ok.assign(energy_nj=ok["energy_per_token_j"] * 1e9,
+                                 latency_ns=ok["latency_per_token_s"] * 1e9), spec, refs, plot_dir.parent / "front.html"))
     return paths
 
 
