@@ -111,6 +111,14 @@ def test_verdict_names_the_bound():
                             "recheck_windows": [32, 32]})
     v = verdict(df, spec, recheck)
     assert v["best_trial"] == 1 and v["bpc_loss"] == 0.04 and "rescored on 32 windows" in v["judged_on"]
+    # the candidates a rescoring looks at: front designs whose loss could be at the threshold, lowest first
+    from mapping.design.recheck import recheck_candidates
+
+    df["bpc_loss_se"] = [0.01, 0.2]
+    df["bpc_loss"] = [0.5, 0.3]  # trial 1 is within 2 SE of 0.05, trial 0 is not
+    assert recheck_candidates(df)["trial"].tolist() == [1]
+    df["bpc_loss_se"] = 0.0
+    assert recheck_candidates(df, limit=1)["trial"].tolist() == [1]  # none qualifies: the lowest loss
 
 
 def test_gain_cell_anchor_normalisation():

@@ -89,11 +89,13 @@ def test_recheck_rescores_the_front_on_test_tokens_and_resumes(reference, spec_p
     import shutil
 
     from mapping.design import load_recheck, recheck_front, rewrite_results
+    from mapping.design.recheck import recheck_candidates
 
     spec = load_design_spec(spec_path)
     out = tmp_path / "d"
     shutil.copytree(reference.attrs["out"], out)
-    front = reference[reference["on_front"]]
+    front = recheck_candidates(reference)
+    assert len(front) and front["on_front"].all()
     rc = recheck_front(spec, out, reference, windows=1, workers=0)
     assert sorted(rc["trial"]) == sorted(front["trial"]) and (rc["recheck_windows"] == 1).all()
     assert rc["recheck_error"].isna().all() and rc["recheck_bpc_loss"].notna().all()

@@ -22,7 +22,7 @@ _EXPORTS = {
     "METRICS": "spec", "SAMPLERS": "spec", "VERDICT_BPC_LOSS": "spec", "Constraint": "spec", "DesignSpec": "spec",
     "Dimension": "spec", "config_of": "spec", "design_spec_from_dict": "spec", "load_design_spec": "spec",
     "DesignDirError": "study", "check_space": "study", "run_design": "study", "storage_url": "study",
-    "plot_design": "plots", "recheck_front": "recheck", "load_recheck": "recheck", "rewrite_results": "study",
+    "plot_design": "plots", "recheck_front": "recheck", "load_recheck": "results", "rewrite_results": "study",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -3,8 +3,11 @@
 A study scores each trial on a few windows, enough to rank designs but with a standard error on the loss of a few
 hundredths of a bit (``bpc_loss_se``), and the front is selected on those same windows, so its losses are biased
 low (the winner's curse). Before the verdict names a design at a BPC loss ≤ 0.05, :func:`recheck_front` scores
-every design on the front again on ``windows`` windows of the **test** split (tokens the search never saw),
-with the same noise seed, and writes ``DIR/recheck.parquet``: a row per trial with ``recheck_bpc_loss``,
+the front's candidates again on ``windows`` windows of the **test** split (tokens the search never saw), with the
+same noise seed, and writes ``DIR/recheck.parquet``. The candidates are the front's designs whose search loss
+could be at the threshold (``bpc_loss − 2 bpc_loss_se ≤`` :data:`~mapping.design.spec.VERDICT_BPC_LOSS`), the
+``limit`` lowest-loss of them (default 12; a four-objective front can hold most of a study, and only these
+can change the verdict); if none qualifies, the ``limit`` lowest-loss designs of the front. The file holds a row per trial with ``recheck_bpc_loss``,
 ``recheck_bpc_loss_se``, ``recheck_windows``. The verdict then judges the front by these numbers
 (:func:`mapping.design.results.verdict`). Resumable: rechecked trials are kept (the file is rewritten atomically
 after each one), so rerunning the command goes on where it stopped.
@@ -15,24 +18,28 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from .results import RECHECK, load_recheck
 from .spec import DesignSpec
 
-__all__ = ["recheck_front", "load_recheck", "RECHECK", "RECHECK_SPLIT"]
+__all__ = ["recheck_front", "recheck_candidates", "load_recheck", "RECHECK", "RECHECK_SPLIT"]
 
-RECHECK = "recheck.parquet"
 RECHECK_SPLIT = "test"  # tokens the search never scored a trial on
 
 
-def load_recheck(out: str | Path):
-    """The rescored front of a design folder (``DIR/recheck.parquet``), or None."""
-    import pandas as pd
+def recheck_candidates(df, limit: int = 12):
+    """The front's designs the verdict could name (see the module notes), lowest search loss first."""
+    from .spec import VERDICT_BPC_LOSS
 
-    p = Path(out) / RECHECK
-    return pd.read_parquet(p) if p.is_file() else None
+    front = df[df["on_front"] & (df["state"] == "COMPLETE")] if len(df) else df
+    if not len(front):
+        return front
+    se = front["bpc_loss_se"].fillna(0.0) if "bpc_loss_se" in front else 0.0
+    cand = front[front["bpc_loss"] - 2 * se <= VERDICT_BPC_LOSS]
+    return (cand if len(cand) else front).sort_values(["bpc_loss", "trial"]).head(limit)
 
 
 def recheck_front(spec: DesignSpec, out: str | Path, df, *, windows: int, workers: int = 1,
-                  scheduler: str | None = None, progress: bool = False):
+                  scheduler: str | None = None, progress: bool = False, limit: int = 12):
     """Rescore the front's designs of the trials table ``df`` on ``windows`` test windows; returns the table.
 
     Parameters
@@ -44,6 +51,8 @@ def recheck_front(spec: DesignSpec, out: str | Path, df, *, windows: int, worker
         The trials table (:func:`mapping.design.results.trials_table`).
     windows : int
         Windows of ``spec.tokens.seq_len`` bytes from the test split, >= 1.
+    limit : int
+        Designs rescored at most (:func:`recheck_candidates`).
     workers, scheduler : as :func:`mapping.design.run_design`.
     """
     import json
@@ -61,7 +70,7 @@ def recheck_front(spec: DesignSpec, out: str | Path, df, *, windows: int, worker
     old = load_recheck(out)
     rows = [] if old is None else [r for r in old.to_dict("records") if r["recheck_windows"] == windows]
     done = {int(r["trial"]) for r in rows}
-    front = df[df["on_front"]] if len(df) else df
+    front = recheck_candidates(df, limit)
     tasks = []
     for _, r in front.iterrows():
         if int(r["trial"]) in done:

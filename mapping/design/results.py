@@ -23,7 +23,19 @@ from .plots import plot_design
 from .spec import VERDICT_BPC_LOSS, DesignSpec, fmt_value
 
 __all__ = ["trials_table", "front_mask", "pareto_mask", "verdict", "write_results", "load_trials",
-           "VERDICT_BPC_LOSS", "MEASURED_COLUMNS", "fmt_value"]
+           "VERDICT_BPC_LOSS", "MEASURED_COLUMNS", "fmt_value", "load_recheck", "RECHECK"]
+
+RECHECK = "recheck.parquet"
+"""The rescored front of a design folder (:func:`mapping.design.recheck.recheck_front` writes it)."""
+
+
+def load_recheck(out: str | Path):
+    """The rescored front of a design folder (``DIR/recheck.parquet``), or None."""
+    import pandas as pd
+
+    p = Path(out) / RECHECK
+    return pd.read_parquet(p) if p.is_file() else None
+
 
 #: Columns that are measurements of the run, not functions of the trial.
 MEASURED_COLUMNS = ("wall_s", "chip_wall_s")
@@ -138,8 +150,8 @@ def verdict(df, spec: DesignSpec, recheck=None) -> dict:
         pool = ok[ok["on_front"] & ok["recheck_bpc_loss"].notna()]
         loss, se = pool["recheck_bpc_loss"], pool["recheck_bpc_loss_se"]
         w = int(pool["recheck_windows"].iloc[0])
-        out["judged_on"] = (f"the front's {len(pool)} designs rescored on {w} windows of the test split (tokens the "
-                            f"search never saw)")
+        out["judged_on"] = (f"{len(pool)} front designs (the candidates at the loss threshold) rescored on {w} "
+                            f"windows of the test split (tokens the search never saw)")
     else:
         pool = ok[ok["feasible"]] if ok["feasible"].any() else ok
         loss, se = pool["bpc_loss"], pool.get("bpc_loss_se", pool["bpc_loss"] * float("nan"))
@@ -229,8 +241,6 @@ def write_results(study, spec: DesignSpec, out: str | Path, *, T: int | None = N
     if len(df):
         write_df(df, out / "trials.parquet")
         write_df(df[df["on_front"]].reset_index(drop=True), out / "front.parquet")
-    from .recheck import load_recheck
-
     recheck = load_recheck(out)
     v = verdict(df, spec, recheck)
     atomic_write_bytes(out / "report.json", json.dumps(v, indent=1, default=str).encode())

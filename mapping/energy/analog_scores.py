@@ -22,8 +22,7 @@ moves to the offloaded side (Amdahl). These are registered in the one registry o
 from __future__ import annotations
 
 from . import constants as ec
-from .chip_terms import at_node_note, dac_conversion_j, t_sw
-from .terms import ChipTerm, register_term
+from .terms import ChipTerm, at_node_note, dac_conversion_j, register_term, t_sw
 
 __all__ = ["TERMS"]
 

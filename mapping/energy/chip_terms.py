@@ -56,15 +56,10 @@ from .latency import pass_timeline
 from .ops import PHASES, attention_cost
 from .spec import LAYER_ENERGY, ChipEnergySpec, LayerEnergyModel
 from .sram import sram_buffers
-from .terms import TERMS, ChipTerm, array_terms, register_term
+from .terms import TERMS, ChipTerm, array_terms, at_node_note, dac_conversion_j, register_term, t_sw
 
 __all__ = ["ChipEnergySpec", "chip_energy_per_token", "chip_energy", "LAYER_ENERGY", "LayerEnergyModel", "PHASES",
            "ARRAY_TERMS", "array_terms", "TERMS", "ChipTerm", "register_term", "pass_context"]
-
-
-def dac_conversion_j(bits: int, c_unit: float, vdd: float) -> float:
-    """Switching energy of one binary-weighted DAC update, ½ (2^b − 1) C_u V² (half the gates toggle, assumed)."""
-    return 0.5 * (2**bits - 1) * c_unit * vdd**2
 
 
 def _dac_settle_s(bits: int) -> float:
@@ -188,18 +183,6 @@ def _sram_parts(s: ChipEnergySpec, c: dict) -> dict:
         d["scores_j"] = 2 * sc_bits * c["e_a"] / per
         d["array_bus_j"] += sc_bits * c["e_bus_bit"] / per
     return d
-
-
-def t_sw(s, c):
-    """The score mixers' averaging time [s]."""
-    return s.read_cycles / c["f0"]  # the score mixers average over the readout window (assumed)
-
-
-def at_node_note(c) -> str:
-    """What a source adds when the chip is not at 65 nm."""
-    tn = c["node"]
-    return (f" at {tn.node_nm:g} nm {tn.flavor}, {tn.vdd:g} V (65 nm figures carried by hw_models.technology)"
-            if tn.node_nm != ec.REFERENCE_NODE.node_nm else "")
 
 
 for _t in (

@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["ChipTerm", "TERMS", "register_term", "array_terms"]
+from . import constants as ec
+
+__all__ = ["ChipTerm", "TERMS", "register_term", "array_terms", "dac_conversion_j", "t_sw", "at_node_note"]
 
 
 @dataclass(frozen=True)
@@ -71,3 +73,21 @@ def register_term(term: ChipTerm) -> ChipTerm:
 def array_terms() -> tuple:
     """Names of the array's terms (registered with ``array=True``), in breakdown order."""
     return tuple(name for name, t in TERMS.items() if t.array)
+
+
+# ------------------------------------------------------------------- what several terms' modules share
+def dac_conversion_j(bits: int, c_unit: float, vdd: float) -> float:
+    """Switching energy of one binary-weighted DAC update, ½ (2^b − 1) C_u V² (half the gates toggle, assumed)."""
+    return 0.5 * (2**bits - 1) * c_unit * vdd**2
+
+
+def t_sw(s, c):
+    """The score mixers' averaging time [s]."""
+    return s.read_cycles / c["f0"]  # the score mixers average over the readout window (assumed)
+
+
+def at_node_note(c) -> str:
+    """What a source adds when the chip is not at 65 nm."""
+    tn = c["node"]
+    return (f" at {tn.node_nm:g} nm {tn.flavor}, {tn.vdd:g} V (65 nm figures carried by hw_models.technology)"
+            if tn.node_nm != ec.REFERENCE_NODE.node_nm else "")
