@@ -12,7 +12,7 @@ wall time, or ``error`` (the traceback's last line) if it failed; a failed check
 graph replay), saying so in the output.
 
 Checks (one function each, registered in ``CHECKS``; to add one, write ``check_<name>(ctx) -> dict`` and add it
-there, e.g. training, NVML counters, the Triton SSA kernel):
+there):
 
 ``engine_throughput``
     The phase-network engine on three problems (a default ``oscsim simulate`` chip layer; a 1M-parameter
@@ -24,6 +24,21 @@ there, e.g. training, NVML counters, the Triton SSA kernel):
     CUDA against the CPU path: a deterministic run (max |difference| of the phases; the tests ask 1e-12 on
     small runs) and the statistics of a noisy one with 4,096 groups (per-group displacement mean and
     variance and final order parameter; z-scores of the GPU − CPU difference, |z| < 4 passes).
+``nvml_energy``
+    Measured GPU energy per token of the closed-form attention layers (:func:`mapping.energy.measure_gpu_energy`,
+    NVML's total-energy counter over many repetitions, whole board) of the bundled tiny Kuramoto and SSA-1D models
+    and of a freshly initialised 1M Kuramoto model, beside the bounds the energy report uses (H100-SXM figures;
+    the board here is an H200). Dry run: a stand-in counter on the CPU (exercises the code path only).
+``triton_ssa``
+    The fused Triton SSA kernel against the tiled and dense PyTorch forms on the GPU (float32, N = 1,024 and
+    4,096, causal): forward and forward + backward times, peak memory, max relative difference to the tiled
+    form. Dry run: ``TRITON_INTERPRET=1`` (the interpreter, tiny N).
+``train_step_1m``
+    Training-step rate of the 1M-parameter Kuramoto, SSA-1D and transformer models on the GPU (batch 32,
+    256 tokens, AdamW, float32): tokens/s of the best of 3 rounds of 5 steps after a warm-up.
+
+Budget: the whole script is sized to finish in under 8 minutes on an H200 (``total_wall_s`` in the output);
+a check that fails records its error and the others still run.
 """
 
 from __future__ import annotations
@@ -293,10 +308,160 @@ def check_agreement(ctx) -> dict:
     return out
 
 
+class _StandInNVML:
+    """pynvml's three calls over a counter that advances 1 mJ per read (dry runs: the code path, no figure)."""
+
+    def __init__(self):
+        self.mj = 0
+
+    def nvmlInit(self):
+        pass
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return i
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle):
+        self.mj += 1
+        return self.mj
+
+
+def check_nvml_energy(ctx) -> dict:
+    import torch
+
+    from mapping.energy.gpu import measure_gpu_energy
+    from mapping.model_io import load_model
+    from oscsim.data import eval_windows, load_shakespeare
+    from oscsim.nn.registry import build_model, model_config
+
+    torch.manual_seed(0)
+    models = {"kuramoto-tiny": load_model("kuramoto-tiny")[0], "ssa1d-tiny": load_model("ssa1d-tiny")[0],
+              "kuramoto-1m (fresh init)": build_model(model_config("kuramoto", "1m"))}
+    data = load_shakespeare().split("valid")
+    out = {}
+    for name, m in models.items():
+        m.eval()
+        T = 16 if ctx.dry else int(m.config.seq_len)
+        x, _ = eval_windows(data, T, max_windows=1 if ctx.dry else 8)
+        kw = dict(device="cpu", nvml=_StandInNVML()) if ctx.dry else {}
+        res = measure_gpu_energy(m, x, repeats=2 if ctx.dry else 200, **kw)
+        out[name] = {"tokens_per_repeat": int(x.numel()), **(res or {"error": "no CUDA GPU / pynvml"})}
+        print(f"[gpu_check] nvml_energy {name}: {out[name]}", file=sys.stderr)
+    if ctx.dry:
+        out["note"] = "dry run: a stand-in NVML counter on the CPU; the J/token figures are meaningless"
+    return out
+
+
+def check_triton_ssa(ctx) -> dict:
+    import torch
+
+    from oscsim.nn.ssa_functional import ssa_attention
+
+    dev = ctx.torch_device()
+    g = torch.Generator().manual_seed(0)
+    out = {}
+    for N in ((20,) if ctx.dry else (1024, 4096)):
+        B, H, F, d = (1, 2, 4, 4) if ctx.dry else (1, 4, 16, 32)
+        om = (0.1 * torch.randn(B, H, N, F, generator=g)).to(dev)
+        th = (2.0 * torch.rand(B, H, N, d, generator=g)).to(dev)
+        v = torch.randn(B, H, N, d, generator=g).to(dev)
+        a, K = torch.ones(H, device=dev), torch.tensor(2.0, device=dev)
+        res = {"B": B, "H": H, "N": N, "F": F, "d": d, "dtype": "float32", "causal": True}
+        ref = None
+        for impl in (("tiled", "triton") if ctx.dry else ("dense", "tiled", "triton")):
+            if impl == "dense" and N > 1024:
+                continue  # (N, N) float32 per head: the dense form is the reference at the smaller N only
+            args = [t.clone().requires_grad_() for t in (om, th, v)]
+
+            def fwd(impl=impl, args=args):
+                with torch.no_grad():
+                    y = ssa_attention(*args, a, K, causal=True, impl=impl)
+                ctx.sync()
+                return y
+
+            def fwd_bwd(impl=impl, args=args):
+                y = ssa_attention(*args, a, K, causal=True, impl=impl)
+                y.sum().backward()
+                ctx.sync()
+                return y
+
+            try:
+                fwd()
+                if not ctx.dry:
+                    torch.cuda.reset_peak_memory_stats()
+                t_f, y = _best(fwd, 1 if ctx.dry else 5)
+                t_fb, _ = _best(fwd_bwd, 1 if ctx.dry else 3)
+                r = {"forward_s": t_f, "forward_backward_s": t_fb}
+                if not ctx.dry:
+                    r["peak_memory_gib"] = torch.cuda.max_memory_allocated() / 2**30
+                if impl == "tiled":
+                    ref = y.detach()
+                elif ref is not None:
+                    r["max_rel_difference_to_tiled"] = float((y.detach() - ref).abs().max() / ref.abs().max())
+                res[impl] = r
+            except Exception as exc:  # noqa: BLE001 - one implementation failing keeps the others
+                res[impl] = {"error": f"{type(exc).__name__}: {exc}"}
+        if "forward_s" in res.get("triton", {}) and "forward_s" in res.get("tiled", {}):
+            res["triton_vs_tiled_forward"] = res["tiled"]["forward_s"] / res["triton"]["forward_s"]
+        out[f"N{N}"] = res
+        print(f"[gpu_check] triton_ssa N={N}: {res}", file=sys.stderr)
+    return out
+
+
+def check_train_step_1m(ctx) -> dict:
+    import torch
+    import torch.nn.functional as F
+
+    from oscsim.nn.registry import build_model, count_parameters, model_config
+    from oscsim.train.loop import TrainConfig, _optimizer
+
+    dev = ctx.torch_device()
+    cfg = TrainConfig()
+    batch, size, steps, rounds = (1, "tiny", 1, 1) if ctx.dry else (32, "1m", 5, 3)
+    g = torch.Generator().manual_seed(0)
+    out = {"batch": batch, "size": size, "steps_per_round": steps, "rounds": rounds}
+    for name in ("kuramoto", "ssa1d", "transformer"):
+        try:
+            torch.manual_seed(0)
+            mc = model_config(name, size)
+            T = 16 if ctx.dry else int(mc.seq_len)
+            net = build_model(mc).to(dev)
+            net.train()
+            opt = _optimizer(net, cfg)
+            x = torch.randint(0, 256, (batch, T), generator=g).to(dev)
+            y = torch.randint(0, 256, (batch, T), generator=g).to(dev)
+
+            def step():
+                loss = F.cross_entropy(net(x).flatten(0, 1), y.flatten())
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
+                opt.step()
+                return loss
+
+            step()  # warm-up (allocator, kernels)
+            ctx.sync()
+
+            def round_():
+                for _ in range(steps):
+                    step()
+                ctx.sync()
+
+            t, _ = _best(round_, rounds)
+            out[name] = {"tokens_per_s": batch * T * steps / t, "seconds_per_step": t / steps,
+                         "n_parameters": count_parameters(net), "seq_len": T}
+        except Exception as exc:  # noqa: BLE001 - recorded per model
+            out[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        print(f"[gpu_check] train_step {name}: {out[name]}", file=sys.stderr)
+    return out
+
+
 CHECKS = {
     "environment": check_environment,
     "engine_throughput": check_engine_throughput,
     "agreement": check_agreement,
+    "nvml_energy": check_nvml_energy,
+    "triton_ssa": check_triton_ssa,
+    "train_step_1m": check_train_step_1m,
 }
 
 
@@ -310,6 +475,9 @@ def main(argv=None) -> int:
         if "numba" in sys.modules:
             raise SystemExit("--dry-run must set NUMBA_ENABLE_CUDASIM before numba is imported")
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        if "triton" in sys.modules:
+            raise SystemExit("--dry-run must set TRITON_INTERPRET before triton is imported")
+        os.environ["TRITON_INTERPRET"] = "1"  # the Triton SSA kernel on CPU tensors (the interpreter)
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if args.dry_run:
         from oscsim.engine import _cuda

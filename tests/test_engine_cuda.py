@@ -247,6 +247,15 @@ def test_gpu_check_script_dry_run(tmp_path):
         assert r["torch_graph"].startswith("skipped")
     assert res["agreement"]["deterministic"]["max_abs_difference"] < 1e-12
     assert set(res["agreement"]["statistics"]["per_statistic"]) == {"mean", "var", "r"}  # 4 groups: no verdict
+    # the checks added for the GPU session (issue 22): every registered check ran without an error
+    assert set(res) >= {"nvml_energy", "triton_ssa", "train_step_1m"}
+    assert not [n for n, r in res.items() if isinstance(r, dict) and "error" in r]
+    for name in ("kuramoto-tiny", "ssa1d-tiny", "kuramoto-1m (fresh init)"):
+        assert res["nvml_energy"][name]["measured_gpu_j_per_token"] > 0
+    tri = res["triton_ssa"]["N20"]
+    assert tri["triton"]["max_rel_difference_to_tiled"] < 1e-4 and tri["tiled"]["forward_backward_s"] > 0
+    for name in ("kuramoto", "ssa1d", "transformer"):
+        assert res["train_step_1m"][name]["tokens_per_s"] > 0
 
 
 @pytest.mark.slow

@@ -62,9 +62,12 @@ def reference(reference_dir):
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("distributed")
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=40) as c:
+    from mapping.sweep.run import dask_cluster_options
+
+    # the sweep's own worker layout: a process per core, one thread, the engine's threads pinned in the workers'
+    # environment (not in this process's: a changed NUMBA_NUM_THREADS makes Numba's next compilation here fail
+    # once its threads have started)
+    with distributed.LocalCluster(**dask_cluster_options(2), dashboard_address=":0", silence_logs=40) as c:
         yield c
 
 

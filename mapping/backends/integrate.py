@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PhaseResult", "integrate_phase", "engine_available"]
+__all__ = ["PhaseResult", "CouplingFactors", "integrate_phase", "integrate_phase_product", "engine_available"]
 
 
 @dataclass
@@ -37,6 +37,34 @@ class PhaseResult:
     ys: np.ndarray | None = None
     coherence: np.ndarray | None = None
     backend: str = "numpy"
+
+
+@dataclass(frozen=True)
+class CouplingFactors:
+    """A (G, N, N) coupling by its factors: C[g] = (base[base_index[g]] · row_gain[g][:, None]) · elem[elem_index[g]].
+
+    A chip layer's networks share a few matrices (the programmed couplers of a (sequence, head)) scaled per row
+    (receive gains) and per entry (coupler mismatch of a (bank, head, coordinate)); see
+    :func:`oscsim.engine._coupling.coupling_product`, which writes C from them in one pass.
+
+    Attributes
+    ----------
+    base : (K, N, N); base_index : (G,) int
+    row_gain : (G, N)
+    elem : (L, N, N) or None; elem_index : (G,) int or None
+    """
+
+    base: np.ndarray
+    base_index: np.ndarray
+    row_gain: np.ndarray
+    elem: np.ndarray | None = None
+    elem_index: np.ndarray | None = None
+
+    def dense(self, out=None) -> np.ndarray:
+        """C (G, N, N), the same bits the engine integrates."""
+        from oscsim.engine._coupling import coupling_product
+
+        return coupling_product(self.base, self.base_index, self.row_gain, self.elem, self.elem_index, out=out)[0]
 
 
 def engine_available() -> bool:
@@ -77,14 +105,19 @@ def _reference(omega, coupling, harmonics, sigma, t1, n_steps, y0, seed, save_ev
     return res
 
 
-def _engine(omega, coupling, harmonics, sigma, t1, n_steps, y0, seed, save_every, t_start):
+def _pure_sine(h) -> bool:
+    return h.shape[0] == 1 and h[0, 1] == 0 and h[0, 0] == 1
+
+
+def _engine(omega, coupling, harmonics, sigma, t1, n_steps, y0, seed, save_every, t_start, model=None):
     from oscsim import engine as E
 
     h = np.asarray(harmonics, dtype=float)
-    pure_sine = h.shape[0] == 1 and h[0, 1] == 0 and h[0, 0] == 1
     sig = np.asarray(sigma, dtype=float)
     noisy = bool(np.any(sig > 0))
-    model = E.PhaseNetwork(omega, coupling, harmonics=None if pure_sine else h, sigma=sig if sig.ndim else float(sig))
+    if model is None:
+        model = E.PhaseNetwork(omega, coupling, harmonics=None if _pure_sine(h) else h,
+                               sigma=sig if sig.ndim else float(sig))
     solver = E.StochasticHeun() if noisy else E.Heun()
     dt = t1 / n_steps
     if t_start is not None:
@@ -149,6 +182,49 @@ def integrate_phase(omega, coupling, y0, *, t1, n_steps, harmonics=((1.0, 0.0),)
     if save_every:
         raise ValueError("save_every: a trajectory needs one step count for all groups (n_steps an int)")
     return _per_group_steps(run, omega, coupling, h, sigma, float(t1), np.asarray(n_steps), y0, seed, t_start)
+
+
+def integrate_phase_product(omega, factors: CouplingFactors, y0, *, t1, n_steps: int, harmonics=((1.0, 0.0),),
+                            sigma=0.0, seed=0, save_every: int | None = None, backend: str = "auto",
+                            workspace: dict | None = None) -> PhaseResult:
+    """:func:`integrate_phase` with the coupling given by its factors (:class:`CouplingFactors`): the same numbers
+    to the bit, without building the (G, N, N) coupling in NumPy.
+
+    The engine path writes C from its factors into a buffer, checks and bounds it in one compiled pass
+    (:meth:`oscsim.engine.PackedPhaseNetwork.with_coupling_product`) and runs a model packed once.
+    ``workspace``: a dict kept by the caller across calls of one layer (a run's windows and batches): the packed
+    model and the coupling buffer live there and are reused (the buffer is overwritten by the next call; the
+    result holds no reference to it). ``backend="numpy"`` materialises C and runs the reference.
+    """
+    if backend not in ("auto", "engine", "numpy"):
+        raise ValueError(f"backend must be 'auto', 'engine' or 'numpy', got {backend!r}")
+    if backend == "numpy":
+        return integrate_phase(omega, factors.dense(), y0, t1=t1, n_steps=n_steps, harmonics=harmonics, sigma=sigma,
+                               seed=seed, save_every=save_every, backend=backend)
+    from oscsim import engine as E
+
+    omega = np.ascontiguousarray(omega, dtype=np.float64)
+    y0 = np.ascontiguousarray(y0, dtype=np.float64)
+    G, N = y0.shape
+    seed = int(seed) if np.ndim(seed) == 0 else np.asarray(seed, dtype=np.uint64)
+    if np.ndim(seed) and seed.shape != (G,):
+        raise ValueError(f"seed: per-group seeds must have shape ({G},), got {seed.shape}")
+    h = np.asarray(harmonics, dtype=float)
+    sig = np.asarray(sigma, dtype=float)
+    ws = {} if workspace is None else workspace
+    key = (N, h.tobytes())
+    if ws.get("key") != key:  # packed once per layer (harmonics and N fixed), reused by every later call
+        ws.clear()
+        ws["key"] = key
+        ws["packed"] = E.PhaseNetwork(np.zeros((1, N)), np.zeros((1, N, N)),
+                                      harmonics=None if _pure_sine(h) else h).pack()
+    buf = ws.get("buffer")
+    if buf is None or buf.shape != (G, N, N):
+        buf = ws["buffer"] = np.empty((G, N, N))
+    model = ws["packed"].with_coupling_product(factors.base, factors.base_index, factors.row_gain, factors.elem,
+                                               factors.elem_index, out=buf, omega=omega,
+                                               sigma=sig if sig.ndim else np.full((1, N), float(sig)))
+    return _engine(omega, None, h, sigma, float(t1), int(n_steps), y0, seed, save_every, None, model=model)
 
 
 def _per_group_steps(run, omega, coupling, h, sigma, t1, n_steps, y0, seed, t_start) -> PhaseResult:

@@ -29,7 +29,7 @@ from ..periphery.programming import program_kuramoto
 from ..periphery.readout import PhaseReadout, chip_readout, read_free_running, wrap
 from ..seeds import PURPOSE, LayerSeeds
 from .base import KuramotoInputs, KuramotoOutput
-from .integrate import integrate_phase
+from .integrate import CouplingFactors, integrate_phase_product
 from .kuramoto import KuramotoBackend, increment_estimate
 from .registry import register
 
@@ -90,6 +90,9 @@ class PhaseSettings:
     integrator: str = "auto"
     amplitude: object = None
     injection: object = None
+    # what the layer's calls share (packed engine model, coupling buffer, per-oscillator constants); not an
+    # argument: dataclasses.replace gives the new settings an empty one
+    workspace: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 def phase_settings(chip, layer: int, **overrides) -> PhaseSettings:
@@ -113,19 +116,36 @@ def phase_settings(chip, layer: int, **overrides) -> PhaseSettings:
     return dataclasses.replace(s, **overrides) if overrides else s
 
 
-def _integrate_phases(s: PhaseSettings, omega, coupling, y_start, gseed, sigma):
+def _integrate_phases(s: PhaseSettings, omega, factors, y_start, gseed, sigma):
     """Final phases (G, T), readout samples or None, trajectory times and trajectories (or None), backend."""
     if s.amplitude is not None:
-        y1, samples = s.amplitude.integrate(omega, coupling, y_start, t1=s.settle_cycles, seed=gseed,
+        y1, samples = s.amplitude.integrate(omega, factors.dense(), y_start, t1=s.settle_cycles, seed=gseed,
                                             sample_times=None if s.readout is None else s.readout.sample_times())
         return y1, samples, None, None, "engine (complex amplitude)"
-    res = integrate_phase(omega, coupling, y_start, t1=s.settle_cycles, n_steps=s.n_steps, harmonics=s.harmonics,
-                          sigma=sigma, seed=gseed, save_every=s.save_every, backend=s.integrator)
+    res = integrate_phase_product(omega, factors, y_start, t1=s.settle_cycles, n_steps=s.n_steps,
+                                  harmonics=s.harmonics, sigma=sigma, seed=gseed, save_every=s.save_every,
+                                  backend=s.integrator, workspace=s.workspace)
     return res.y_final, None, res.ts, res.ys, res.backend
 
 
+def _per_bank(s: PhaseSettings, key: str, B: int, T: int, make):
+    """A (G, T) array of the layer's per-oscillator constants laid out (bank, B, h, k_h, T), made once per (B, T)
+    and kept in the layer's workspace (every window of a run has the same)."""
+    cache = s.workspace.setdefault("per_bank", {})
+    arr = cache.get((key, B, T))
+    if arr is None:
+        arr = cache[(key, B, T)] = make()
+        arr.setflags(write=False)
+    return arr
+
+
 def phase_step(s: PhaseSettings, inp: KuramotoInputs, seeds: LayerSeeds) -> KuramotoOutput:
-    """One Kuramoto layer's coupling step on the chip (one batched engine call); see the module notes."""
+    """One Kuramoto layer's coupling step on the chip (one batched engine call); see the module notes.
+
+    Network g = (bank, sequence b, head, coordinate j) has the coupling κ (Aq[b, head] · g_bank[b, head, j, :]
+    per row) · coupler_gain[bank, head, j]: handed to the engine as these factors
+    (:class:`mapping.backends.integrate.CouplingFactors`), which writes the (G, T, T) matrix once in a compiled
+    pass; per-oscillator constants and the packed model are kept across the layer's calls (``s.workspace``)."""
     theta, A, v = inp.theta, inp.A, inp.v
     B, T, k = theta.shape
     n_heads = s.n_heads
@@ -141,32 +161,34 @@ def phase_step(s: PhaseSettings, inp: KuramotoInputs, seeds: LayerSeeds) -> Kura
     th = theta.reshape(B, T, n_heads, kh).transpose(0, 2, 3, 1)  # (B, h, kh, T)
     Aq, g = program_kuramoto(A, v, n_heads=n_heads, coupling_q=s.coupling_q, gain_q=s.gain_q,
                              row_scaled=s.row_scaled)
-    C = s.kappa * np.broadcast_to(Aq[:, :, None, :, :], (B, n_heads, kh, T, T))  # (B, h, kh, T, T)
     banks_gain = [g] + ([np.ones_like(g)] if s.reference_bank else [])
-    coup, omg = [], []
-    for bank in range(nb):
-        Cb = C * banks_gain[bank][..., None]
-        if s.coupler_gain is not None:
-            Cb = Cb * s.coupler_gain[bank][None, :, :, :T, :T]
-        coup.append(Cb)
-        if s.freq_residual is not None:
-            omg.append(np.broadcast_to(s.freq_residual[bank][None, :, :, :T], (B, n_heads, kh, T)))
-        else:
-            omg.append(np.zeros((B, n_heads, kh, T)))
     G = nb * B * n_heads * kh
-    coupling = np.stack(coup).reshape(G, T, T)
-    omega = np.stack(omg).reshape(G, T)
+    # C[bank, b, head, j] = (κ Aq[b, head] · gain[bank][b, head, j][:, None]) · coupler_gain[bank, head, j]
+    cg = None if s.coupler_gain is None else _per_bank(s, "coupler_gain", 0, T, lambda: np.ascontiguousarray(
+        s.coupler_gain[:nb, :, :, :T, :T]).reshape(nb * n_heads * kh, T, T))
+    index = _per_bank(s, "index", B, T, lambda: np.stack(np.broadcast_arrays(
+        np.arange(B * n_heads).reshape(1, B, n_heads, 1) + np.zeros((nb, 1, 1, kh), dtype=np.int64),
+        (np.arange(nb)[:, None, None, None] * n_heads * kh + np.arange(n_heads * kh).reshape(1, 1, n_heads, kh)
+         + np.zeros((1, B, 1, 1), dtype=np.int64)))).reshape(2, G))
+    factors = CouplingFactors(base=(s.kappa * Aq).reshape(B * n_heads, T, T), base_index=index[0],
+                              row_gain=np.stack(banks_gain).reshape(G, T),
+                              elem=cg, elem_index=None if cg is None else index[1])
+    if s.freq_residual is not None:
+        omega = _per_bank(s, "omega", B, T, lambda: np.ascontiguousarray(np.broadcast_to(
+            s.freq_residual[:nb, None, :, :, :T], (nb, B, n_heads, kh, T)).reshape(G, T)))
+    else:
+        omega = _per_bank(s, "omega0", B, T, lambda: np.zeros((G, T)))
     sigma = s.sigma
-    sig = np.asarray(sigma, dtype=float)
-    if sig.ndim:  # per-oscillator noise of the mismatch draw, laid out like freq_residual
-        sigma = np.stack([np.broadcast_to(sig[bank][None, :, :, :T], (B, n_heads, kh, T))
-                          for bank in range(nb)]).reshape(G, T)
+    if np.ndim(sigma):  # per-oscillator noise of the mismatch draw, laid out like freq_residual
+        sig = np.asarray(sigma, dtype=float)
+        sigma = _per_bank(s, "sigma", B, T, lambda: np.ascontiguousarray(np.broadcast_to(
+            sig[:nb, None, :, :, :T], (nb, B, n_heads, kh, T)).reshape(G, T)))
     y0 = np.broadcast_to(th[None], (nb, B, n_heads, kh, T)).reshape(G, T)
     # one stream per network, keyed on (sequence, bank, head, coordinate): groups are ordered (bank, B, h, kh)
     gseed = seeds.unit_streams(PURPOSE["kuramoto"], seq, (nb, n_heads, kh)).reshape(G)
     err = None if s.injection is None else s.injection(seq, T, seeds.seed)
     y_start = y0 if err is None else y0 + np.asarray(err)[:nb].reshape(G, T)
-    y1, samples, ts, ys, backend = _integrate_phases(s, omega, coupling, y_start, gseed, sigma)
+    y1, samples, ts, ys, backend = _integrate_phases(s, omega, factors, y_start, gseed, sigma)
     meas = y1 if s.readout is None else read_free_running(s.readout, y1, omega, sigma, seed=seeds.seed,
                                                           sequences=seq, banks=nb, samples=samples)
     dtheta = wrap(meas - y0).reshape(nb, B, n_heads, kh, T)

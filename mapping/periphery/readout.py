@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from hw_models.waveform import wrap
@@ -313,13 +314,96 @@ def read_free_running(readout: PhaseReadout, phases, omega, sigma, *, seed: int,
     ob = np.broadcast_to(omega, (G, T)).reshape(banks, B, -1)
     sb = None if samples is None else samples.reshape(samples.shape[0], banks, B, -1)
     meas = np.empty_like(yb)
-    for bank in range(banks):
-        for b in range(B):
-            rng = sequence_rng(seed, PURPOSE["readout"], int(sequences[b]), bank)
-            sg = sigma if np.ndim(sigma) == 0 else np.reshape(sigma, (banks, B, -1))[bank, b]
-            smp = free_running_samples(yb[bank, b], ob[bank, b], sg, times, rng) if sb is None else sb[:, bank, b]
-            meas[bank, b] = readout.measure_samples(smp, rng if readout.noise_rad > 0 else None)
+
+    fused = sb is None and readout.response == "cosine"
+    if fused:  # the window's samples are never stored (see _fused_read)
+        sqdt = np.sqrt(np.diff(np.concatenate([[0.0], times])))
+        alpha = 0.0 if readout.bandwidth_fraction is None else 1.0 - math.exp(
+            -2 * math.pi * readout.bandwidth_fraction * readout.averaging_cycles / readout.n_samples)
+
+    def read(block):
+        bank, b = divmod(block, B)
+        rng = sequence_rng(seed, PURPOSE["readout"], int(sequences[b]), bank)
+        sg = sigma if np.ndim(sigma) == 0 else np.reshape(sigma, (banks, B, -1))[bank, b]
+        if fused:
+            meas[bank, b] = _fused_read(readout, yb[bank, b], ob[bank, b], sg, times, sqdt, alpha, rng)
+            return
+        smp = free_running_samples(yb[bank, b], ob[bank, b], sg, times, rng) if sb is None else sb[:, bank, b]
+        meas[bank, b] = readout.measure_samples(smp, rng if readout.noise_rad > 0 else None)
+
+    _each_block(read, banks * B)
     return meas.reshape(G, T)
+
+
+def _fused_read(readout: PhaseReadout, theta_end, omega, sigma, times, sqdt, alpha: float, rng) -> np.ndarray:
+    """``readout.measure_samples(free_running_samples(theta_end, omega, sigma, times, rng), rng)`` of a cosine
+    detector, to the bit, without the (M, n) arrays of samples and channels: the same normals are drawn from
+    ``rng`` in the same order (the free run's Brownian increments, then each channel's sampler noise) and the
+    chain runs per oscillator in one compiled loop with the same operations in the same order (libm's cos,
+    sin as NumPy calls them; the sums of the window in sample order, as NumPy reduces over a leading axis)."""
+    n, M = theta_end.shape[0], times.shape[0]
+    sig = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (n,))
+    zp = rng.standard_normal((M, n)) if np.any(sig > 0) else np.zeros((0, n))
+    noise = readout.sample_noise
+    if noise > 0:
+        if readout.noise_rad > 0:
+            zc, zs = rng.standard_normal((M, n)), rng.standard_normal((M, n))
+        else:
+            raise ValueError("PhaseReadout needs an rng when noise_rad > 0")
+    else:
+        zc = zs = np.zeros((0, n))
+    yc, ys = np.empty(n), np.empty(n)
+    _averaged_channels(np.ascontiguousarray(theta_end), np.ascontiguousarray(omega), np.ascontiguousarray(sig),
+                       times, sqdt, zp, readout.bandwidth_fraction is not None, alpha, noise, zc, zs, yc, ys)
+    return readout.invert(readout.convert(yc), readout.convert(ys))
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _averaged_channels(theta_end, omega, sig, t, sqdt, zp, filt, alpha, noise, zc, zs, yc, ys):
+    n, M = theta_end.shape[0], t.shape[0]
+    walk = zp.shape[0] > 0
+    sampler = zc.shape[0] > 0
+    for i in range(n):
+        cum = 0.0
+        pc = 0.0
+        ps = 0.0
+        ac = 0.0
+        asum = 0.0
+        for k in range(M):
+            x = theta_end[i] + omega[i] * t[k]
+            if walk:
+                inc = sqdt[k] * zp[k, i]
+                cum = inc if k == 0 else cum + inc
+                x = x + sig[i] * cum
+            c = np.cos(x)
+            s = np.sin(x)
+            if filt:
+                pc = pc + alpha * (c - pc)
+                ps = ps + alpha * (s - ps)
+                c = pc
+                s = ps
+            if sampler:
+                c = c + noise * zc[k, i]
+                s = s + noise * zs[k, i]
+            ac = c if k == 0 else ac + c
+            asum = s if k == 0 else asum + s
+        yc[i] = ac / M
+        ys[i] = asum / M
+
+
+def _each_block(fn, n_blocks: int) -> None:
+    """``fn(i)`` for i < n_blocks on the engine's thread count (``numba.get_num_threads()``; NumPy's ufuncs and
+    generators release the GIL on such arrays). Every block draws from its own stream and writes its own slice,
+    so the numbers are those of a plain loop whatever the thread count."""
+    n = min(numba.get_num_threads(), n_blocks)
+    if n <= 1:
+        for i in range(n_blocks):
+            fn(i)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=n) as ex:
+        list(ex.map(fn, range(n_blocks)))
 
 
 def readout_window_s(config, f0_hz: float) -> float:

@@ -20,6 +20,7 @@ is recorded with ``status = 'error'`` and its message, and the sweep goes on.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import json
 import math
 import multiprocessing
@@ -33,7 +34,7 @@ from pathlib import Path
 from .spec import NOISE_SEED, SweepSpec
 
 __all__ = ["compute_point", "run_sweep", "run_tasks", "sweep_status", "load_results", "export_csv", "SweepDirError",
-           "atomic_write_bytes", "write_df"]
+           "atomic_write_bytes", "write_df", "DASK_WORKER_ENV", "dask_cluster_options"]
 
 RESULTS = "results.parquet"
 META = "sweep.json"
@@ -382,13 +383,48 @@ def _stop_now(pool) -> None:
         p.join(timeout=10)
 
 
+# A Dask worker process per core, each running one point at a time on one thread: the engine's threads
+# (Numba's pool, sized from NUMBA_NUM_THREADS at import), torch's and the BLAS's pinned to one, so W workers
+# on W cores never run more than W busy threads (measured, BENCHMARKS.md "Sweeps and workers").
+DASK_WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                   "OPENBLAS_NUM_THREADS": "1"}
+
+
+def dask_cluster_options(cores: int | None = None) -> dict:
+    """Keyword arguments of ``distributed.LocalCluster`` for a sweep: one worker process per core (``cores``,
+    default the CPUs this process may run on), one thread per worker, the thread pins of
+    :data:`DASK_WORKER_ENV` in each worker's environment. On a cluster started by hand the same is
+    ``dask worker --nworkers N --nthreads 1`` with these variables set; :func:`compute_point` run by
+    ``run_sweep(scheduler=...)`` pins the engine to one thread per point in any case."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    n = cores
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"cores must be an integer >= 1, got {cores!r}")
+    return {"n_workers": n, "threads_per_worker": 1, "processes": True, "env": dict(DASK_WORKER_ENV)}
+
+
+def _compute_point_pinned(task: dict, compute=compute_point) -> dict:
+    """``compute(task)`` (default :func:`compute_point`) with the engine on one thread (a Dask worker's thread;
+    restored after)."""
+    import numba
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)  # per calling thread: the engine sizes its pool from numba.get_num_threads()
+    try:
+        return compute(task)
+    finally:
+        numba.set_num_threads(threads)
+
+
 def _run_dask(todo, scheduler, sink, compute=compute_point):
     from distributed import Client, as_completed
 
     client = Client(scheduler, timeout="30s", set_as_default=False)
     try:
         with client.as_current():  # as_completed finds the client through the "current" one
-            futs = {client.submit(compute, t, key=f"oscsim-sweep-{t['spec_hash']}-{t['point_id']}",
+            futs = {client.submit(functools.partial(_compute_point_pinned, compute=compute), t,
+                                  key=f"oscsim-sweep-{t['spec_hash']}-{t['point_id']}",
                                   pure=False): t for t in todo}
             for fut in as_completed(list(futs)):
                 t = futs[fut]

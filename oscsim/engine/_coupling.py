@@ -11,7 +11,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["ALIGN", "block_bounds", "checked_block_bounds", "fused_two_products", "group_index", "work_vectors"]
+__all__ = ["ALIGN", "block_bounds", "checked_block_bounds", "coupling_product", "fused_two_products", "group_index",
+           "work_vectors"]
 
 BLOCK = 4
 # Column bounds are multiples of ALIGN (or N): see `block_bounds` for why. 16 is a multiple of the columns one
@@ -67,6 +68,22 @@ def checked_block_bounds(name: str, coupling: np.ndarray) -> tuple[np.ndarray, n
     return lo, hi
 
 
+@nb.njit(cache=True, boundscheck=False, inline="always")
+def _row_span(row, n):
+    """First and last nonzero column of a row (n, -1 when none) and its count of non-finite entries;
+    branch-free over the whole row (LLVM vectorises it): every entry is read for the finiteness."""
+    f = n
+    la = -1
+    nf = 0
+    for j in range(n):
+        x = row[j]
+        nz = x != 0.0
+        f = min(f, j if nz else n)
+        la = max(la, j if nz else -1)
+        nf += not (abs(x) < np.inf)
+    return f, la, nf
+
+
 @nb.njit(cache=True, boundscheck=False)
 def _bounds_and_finite(c, align):
     g_count, n = c.shape[0], c.shape[2]
@@ -79,16 +96,7 @@ def _bounds_and_finite(c, align):
             first = n
             last = -1
             for i in range(b * BLOCK, min(b * BLOCK + BLOCK, n)):
-                # branch-free over the whole row (LLVM vectorises it): every entry is read for the finiteness
-                f = n
-                la = -1
-                nf = 0
-                for j in range(n):
-                    x = c[g, i, j]
-                    nz = x != 0.0
-                    f = min(f, j if nz else n)
-                    la = max(la, j if nz else -1)
-                    nf += not (abs(x) < np.inf)
+                f, la, nf = _row_span(c[g, i], n)
                 first = min(first, f)
                 last = max(last, la)
                 bad += nf
@@ -205,3 +213,105 @@ def sincos(x, s, c, scale=1.0):
             if abs(xi) > _BIG:
                 s[i] = np.sin(xi)
                 c[i] = np.cos(xi)
+
+
+# ---- a coupling written from its factors ---------------------------------------------------------------
+def coupling_product(base, base_index, row_gain, elem=None, elem_index=None, *, out=None, threads=None):
+    """C[g] = (base[base_index[g]] · row_gain[g][:, None]) · elem[elem_index[g]], its finiteness and its
+    `block_bounds`, in one compiled pass per group (groups spread over threads as `run_groups` does).
+
+    A chip layer's G networks share a few matrices (the programmed couplers of a (sequence, head): ``base``)
+    scaled row by row (each oscillator's receive gain: ``row_gain``) and entry by entry (the coupler mismatch
+    of a (bank, head, coordinate): ``elem``). Writing C from its factors once reads the factors and writes C
+    a single time; bounds and the finiteness check ride along, so `PackedPhaseNetwork.with_coupling_product`
+    needs no further pass over C. Each entry is the two IEEE products in this order (no fused multiply–add,
+    no reassociation): the same bits as ``(base[bi] * row_gain[:, :, None]) * elem[ei]`` in NumPy.
+
+    Parameters
+    ----------
+    base : (K, N, N) float64
+    base_index : (G,) int, values in [0, K)
+    row_gain : (G, N) float64
+    elem : (L, N, N) float64 or None
+        None: no entry-wise factor.
+    elem_index : (G,) int, values in [0, L), or None
+    out : (G, N, N) float64 C-contiguous, optional
+        Written in place (a buffer kept across calls saves the page faults of a new one).
+    threads : int, optional
+        Default ``numba.get_num_threads()``.
+
+    Returns
+    -------
+    C : (G, N, N) float64, lo, hi : (G, ceil(N/4)) int64 (`block_bounds` of C), bad : int
+        ``bad`` is the number of non-finite entries of C (0 for finite factors).
+    """
+    row_gain = np.ascontiguousarray(row_gain, dtype=np.float64)
+    G, n = row_gain.shape
+    base, base_index = _factor("base", base, "base_index", base_index, G, n)
+    if elem is None:
+        elem, elem_index = np.zeros((0, n, n)), np.zeros(G, dtype=np.int64)
+    else:
+        elem, elem_index = _factor("elem", elem, "elem_index", elem_index, G, n)
+    if out is None:
+        out = np.empty((G, n, n))
+    elif out.shape != (G, n, n) or out.dtype != np.float64 or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"out: expected a writable C-contiguous float64 array of shape {(G, n, n)}")
+    nblk = (n + BLOCK - 1) // BLOCK
+    lo = np.zeros((G, nblk), dtype=np.int64)
+    hi = np.zeros((G, nblk), dtype=np.int64)
+    bad = np.zeros(G, dtype=np.int64)
+    from concurrent.futures import ThreadPoolExecutor
+
+    nt = max(1, min(nb.get_num_threads() if threads is None else int(threads), G))
+    args = (base, base_index, row_gain, elem, elem_index, out, lo, hi, bad, np.int64(ALIGN))
+    if nt == 1:
+        _product_groups(np.int64(0), np.int64(1), *args)
+    else:
+        with ThreadPoolExecutor(max_workers=nt) as ex:
+            for f in [ex.submit(_product_groups, np.int64(t), np.int64(nt), *args) for t in range(nt)]:
+                f.result()
+    lo.setflags(write=False)
+    hi.setflags(write=False)
+    return out, lo, hi, int(bad.sum())
+
+
+def _factor(name, mats, index_name, index, G, n):
+    """A (K, n, n) float64 factor and its (G,) indices into it, checked."""
+    mats = np.ascontiguousarray(mats, dtype=np.float64)
+    if mats.ndim != 3 or mats.shape[1:] != (n, n):
+        raise ValueError(f"{name}: expected shape (K, {n}, {n}), got {mats.shape}")
+    index = np.ascontiguousarray(index, dtype=np.int64)
+    if index.shape != (G,) or (G and (index.min() < 0 or index.max() >= mats.shape[0])):
+        raise ValueError(f"{index_name}: expected ({G},) indices in [0, {mats.shape[0]})")
+    return mats, index
+
+
+@nb.njit(cache=True, nogil=True, boundscheck=False)
+def _product_groups(g_first, g_step, base, base_index, row_gain, elem, elem_index, out, lo, hi, bad, align):
+    n = out.shape[2]
+    nblk = lo.shape[1]
+    has_elem = elem.shape[0] > 0
+    for g in range(g_first, out.shape[0], g_step):
+        bm = base[base_index[g]]
+        em = elem[elem_index[g]] if has_elem else base[base_index[g]]
+        om = out[g]
+        nf = 0
+        for b in range(nblk):
+            first = n
+            last = -1
+            for i in range(b * BLOCK, min(b * BLOCK + BLOCK, n)):
+                r = row_gain[g, i]
+                if has_elem:
+                    for j in range(n):
+                        om[i, j] = (bm[i, j] * r) * em[i, j]
+                else:
+                    for j in range(n):
+                        om[i, j] = bm[i, j] * r
+                f, la, nfr = _row_span(om[i], n)
+                nf += nfr
+                first = min(first, f)
+                last = max(last, la)
+            if last >= 0:
+                lo[g, b] = (first // align) * align
+                hi[g, b] = min(-((-(last + 1)) // align) * align, n)
+        bad[g] = nf

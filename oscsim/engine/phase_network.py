@@ -241,6 +241,40 @@ class PackedPhaseNetwork(_PhaseState, NetworkModel):
             new._set_arrays(om, C, sig, bounds)
         return new
 
+    def with_coupling_product(self, base, base_index, row_gain, elem=None, elem_index=None, *, out=None,
+                              omega=None, sigma=None) -> "PackedPhaseNetwork":
+        """`with_arrays` with the coupling given by its factors, C[g] = (base[base_index[g]] · row_gain[g][:, None])
+        · elem[elem_index[g]] (`oscsim.engine._coupling.coupling_product`): C is written, checked and bounded
+        in one compiled pass, with no intermediate (G, N, N) array.
+
+        Parameters
+        ----------
+        base : (K, N, N); base_index : (G,) int
+        row_gain : (G, N)
+        elem : (L, N, N) or None; elem_index : (G,) int or None
+        out : (G, N, N) float64 C-contiguous, optional
+            The buffer C is written into; the returned model references it (do not write into it while the
+            model is in use). A buffer kept across calls saves allocating and faulting in a new one.
+        omega, sigma : as in `with_arrays`
+
+        Returns
+        -------
+        PackedPhaseNetwork
+            Bit for bit the model ``with_arrays(coupling=C, ...)`` of the same C.
+        """
+        from ._coupling import coupling_product
+
+        C, lo, hi, bad = coupling_product(base, base_index, row_gain, elem, elem_index, out=out)
+        if C.shape[-1] != self._n:
+            raise ValueError(f"coupling: shape {C.shape} does not match N = {self._n}")
+        if bad:
+            from ._checks import check_finite
+
+            check_finite("coupling", C)  # the message with the first bad index
+        new = self.with_arrays(omega=omega, sigma=sigma)
+        new._set_arrays(new.omega, _frozen(C), new.sigma, (lo, hi))
+        return new
+
     @property
     def kernel(self) -> str:
         return "sine" if self.harmonics is None and self.phase_lag is None else "general"

@@ -1,0 +1,102 @@
+"""The chip layer's hot path gives the numbers of the plain NumPy path to the bit (issue 22, item 1).
+
+The coupling written from its factors (:func:`oscsim.engine._coupling.coupling_product`), the fused readout
+chain (:func:`mapping.periphery.readout._fused_read`) and the layer's workspace (packed model, buffer and
+constants kept across calls) are speed-ups only: each is checked against the NumPy expressions it replaces.
+"""
+
+import numpy as np
+import pytest
+
+from mapping.periphery.readout import PhaseReadout, _fused_read, free_running_samples, read_free_running
+from oscsim.engine import PhaseNetwork, StochasticHeun, simulate
+from oscsim.engine._coupling import block_bounds, coupling_product
+
+
+def _factors(seed=0, nbk=2, B=3, h=2, kh=3, T=21):
+    rng = np.random.default_rng(seed)
+    A = np.tril(rng.random((B, h, T, T)), -1)
+    A[A < 0.4] = 0.0
+    base = 0.3 * A
+    g = rng.standard_normal((nbk, B, h, kh, T))
+    g[0][np.abs(g[0]) > 1.2] = 0.0  # rows switched off by their gain
+    g[1:] = 1.0
+    cg = 1 + 0.05 * rng.standard_normal((nbk, h, kh, T, T))
+    bi = np.broadcast_to(np.arange(B * h).reshape(1, B, h, 1), (nbk, B, h, kh)).ravel()
+    ei = np.broadcast_to(np.arange(nbk)[:, None, None, None] * h * kh + np.arange(h * kh).reshape(1, 1, h, kh),
+                         (nbk, B, h, kh)).ravel()
+    dense = ((base[None, :, :, None] * g[..., None]) * cg[:, None]).reshape(-1, T, T)
+    return base.reshape(-1, T, T), bi, g.reshape(-1, T), cg.reshape(-1, T, T), ei, dense
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_coupling_product_is_the_numpy_product_with_its_bounds(threads):
+    base, bi, row, elem, ei, dense = _factors()
+    C, lo, hi, bad = coupling_product(base, bi, row, elem, ei, threads=threads)
+    assert np.array_equal(C, dense) and bad == 0
+    blo, bhi = block_bounds(dense)
+    assert np.array_equal(lo, blo) and np.array_equal(hi, bhi)
+    C2, *_ = coupling_product(base, bi, row)  # no entry-wise factor
+    T = base.shape[-1]
+    assert np.array_equal(C2, (base[bi] * row.reshape(-1, T)[:, :, None]))
+
+
+def test_coupling_product_counts_non_finite_and_refuses_bad_indices():
+    base, bi, row, elem, ei, _ = _factors()
+    row = row.copy()
+    row[5, 7] = np.inf
+    assert coupling_product(base, bi, row, elem, ei)[3] > 0
+    with pytest.raises(ValueError, match="base_index"):
+        coupling_product(base, bi + base.shape[0], row)
+    with pytest.raises(ValueError, match="out"):
+        coupling_product(base, bi, row, out=np.empty((2, 2, 2)))
+
+
+def test_with_coupling_product_runs_what_with_arrays_runs():
+    base, bi, row, elem, ei, dense = _factors()
+    G, T = row.shape
+    rng = np.random.default_rng(3)
+    om, y0, sig = 0.01 * rng.standard_normal((G, T)), rng.uniform(-3, 3, (G, T)), np.full((G, T), 0.02)
+    harm = np.array([[1.0, 0.0], [0.2, 0.1]])
+    packed = PhaseNetwork(np.zeros((1, T)), np.zeros((1, T, T)), harmonics=harm).pack()
+    a = packed.with_coupling_product(base, bi, row, elem, ei, out=np.empty((G, T, T)), omega=om, sigma=sig)
+    b = packed.with_arrays(omega=om, coupling=dense, sigma=sig)
+    seeds = np.arange(G, dtype=np.uint64) + 11
+    ya = simulate(a, StochasticHeun(), 0.0, 1.0, 0.1, y0, seed=seeds).y_final
+    yb = simulate(b, StochasticHeun(), 0.0, 1.0, 0.1, y0, seed=seeds).y_final
+    assert np.array_equal(ya, yb)
+    bad = row.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="coupling"):
+        packed.with_coupling_product(base, bi, bad)
+
+
+@pytest.mark.parametrize("noise,bits,bw,sigma", [(0.02, 8, 0.1, 0.03), (0.0, None, None, 0.0), (0.01, None, None, "array")])
+def test_fused_readout_is_the_sampled_chain(noise, bits, bw, sigma):
+    r = PhaseReadout(response="cosine", noise_rad=noise, bits=bits, averaging_cycles=3.0, samples_per_cycle=4,
+                     bandwidth_fraction=bw)
+    rng = np.random.default_rng(5)
+    n = 37
+    th, om = rng.uniform(-4, 4, n), 0.02 * rng.standard_normal(n)
+    sg = 0.05 * rng.random(n) if sigma == "array" else sigma
+    t = r.sample_times()
+    sq = np.sqrt(np.diff(np.concatenate([[0.0], t])))
+    alpha = 0.0 if bw is None else 1.0 - np.exp(-2 * np.pi * bw * r.averaging_cycles / r.n_samples)
+    got = _fused_read(r, th, om, sg, t, sq, alpha, np.random.default_rng(9))
+    g2 = np.random.default_rng(9)
+    want = r.measure_samples(free_running_samples(th, om, sg, t, g2), g2 if noise > 0 else None)
+    assert np.array_equal(got, want)
+
+
+def test_read_free_running_independent_of_threads(monkeypatch):
+    import numba
+
+    r = PhaseReadout(response="cosine", noise_rad=0.02, bits=8, averaging_cycles=2.0, samples_per_cycle=4)
+    rng = np.random.default_rng(1)
+    ph, om = rng.uniform(-3, 3, (2 * 3 * 4, 9)), 0.01 * rng.standard_normal((2 * 3 * 4, 9))
+    args = dict(seed=4, sequences=np.array([5, 2, 7]), banks=2)
+    many = read_free_running(r, ph, om, 0.02, **args)
+    monkeypatch.setattr(numba, "get_num_threads", lambda: 1)
+    assert np.array_equal(many, read_free_running(r, ph, om, 0.02, **args))
+    tri = PhaseReadout(response="triangular", noise_rad=0.02, bits=8, averaging_cycles=2.0, samples_per_cycle=4)
+    assert np.all(np.isfinite(read_free_running(tri, ph, om, 0.02, **args)))  # the unfused path

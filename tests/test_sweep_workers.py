@@ -1,0 +1,62 @@
+"""Sweep workers do not oversubscribe the cores (issue 22, item 5): a Dask worker process per core, one thread
+each, the engine's threads pinned to one per point."""
+
+import numba
+import pytest
+
+from mapping.sweep import run as run_mod
+
+
+def test_dask_cluster_options_one_process_per_core_one_thread_pinned():
+    opts = run_mod.dask_cluster_options(3)
+    assert opts["n_workers"] == 3 and opts["threads_per_worker"] == 1 and opts["processes"] is True
+    for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        assert opts["env"][var] == "1"
+    assert run_mod.dask_cluster_options()["n_workers"] >= 1  # default: the CPUs this process may use
+    with pytest.raises(ValueError, match="cores"):
+        run_mod.dask_cluster_options(0)
+
+
+def test_points_on_dask_run_the_engine_on_one_thread(monkeypatch):
+    seen = []
+    monkeypatch.setattr(run_mod, "compute_point", lambda task: seen.append(numba.get_num_threads()) or {"ok": 1})
+    before = numba.get_num_threads()
+    assert run_mod._compute_point_pinned({}) == {"ok": 1}
+    assert seen == [1] and numba.get_num_threads() == before
+
+
+def test_run_dask_submits_the_pinned_point(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    submitted = []
+
+    class Fut:
+        def __init__(self, fn, task):
+            self.fn, self.task = fn, task
+
+        def result(self):
+            return {"point_id": self.task["point_id"]}
+
+        def release(self):
+            pass
+
+    class FakeClient:
+        def __init__(self, *a, **k):
+            pass
+
+        def as_current(self):
+            import contextlib
+
+            return contextlib.nullcontext()
+
+        def submit(self, fn, task, **kw):
+            submitted.append(fn)
+            return Fut(fn, task)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(distributed, "Client", FakeClient)
+    monkeypatch.setattr(distributed, "as_completed", lambda futs: iter(futs))
+    rows = []
+    run_mod._run_dask([{"point_id": "a", "spec_hash": "h"}], "tcp://nowhere:1", rows.append)
+    assert submitted == [run_mod._compute_point_pinned] and rows == [{"point_id": "a"}]
