@@ -27,6 +27,7 @@ from hw_models.spice import NgspiceError, SpiceResult, ring_network_netlist, run
 from hw_models.stno import (simulate_stno, stno_coupling_function, stno_diffusion, stno_frequency_hz,
                             stno_locking_half_range, stno_model, stno_noise_sigma, stno_nu, stno_power_p0,
                             stno_relaxation_rate)
+from hw_models.technology import Figure, TechnologyExtrapolationWarning, TechnologyNode
 from hw_models.waveform import crossing_times, frequency_amplitude
 
 __all__ = [
@@ -53,6 +54,8 @@ __all__ = [
     # STNO
     "stno_power_p0", "stno_frequency_hz", "stno_nu", "stno_relaxation_rate", "stno_noise_sigma", "stno_diffusion",
     "stno_locking_half_range", "stno_model", "simulate_stno", "stno_coupling_function",
+    # process technology (node scaling, DESIGN 5.7)
+    "TechnologyNode", "TechnologyExtrapolationWarning", "Figure",
     # SPICE and waveforms
     "ring_network_netlist", "run_ngspice", "SpiceResult", "NgspiceError", "crossing_times", "frequency_amplitude",
 ]

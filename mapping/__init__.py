@@ -26,7 +26,7 @@ _EXPORTS = {
     "compile": "compiler.build", "ChipDevice": "compiler.device", "chip_device": "compiler.device",
     "attach_model": "model_io", "load_model": "model_io", "model_fingerprint": "model_io",
     "ChipConfig": "config", "CouplingConfig": "config", "EnergyConfig": "config", "ReadoutConfig": "config",
-    "SSAConfig": "config", "load_config": "config",
+    "SSAConfig": "config", "load_config": "config", "SpatialArray": "config", "MultiplexedArray": "config",
     "GPUS": "energy", "attention_cost": "energy", "chip_energy_per_token": "energy", "energy_report": "energy",
     "gpu_energy_per_token": "energy", "measure_gpu_energy": "energy", "model_cost": "energy",
     "chip_area": "energy",

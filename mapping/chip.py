@@ -4,13 +4,17 @@ JSON layout (``format: "oscsim-chip/3"``)::
 
     {"format", "kind", "config", "device", "model": {name, checkpoint, config, fingerprint},
      "timebase": {...}, "static_digital": [{"name", "shape"}], "resources": {...}, "coupling_rule": {...},
+     "schedule": {...},
      "layers": [{"index", "kind", "n_heads", "head_dim", "max_tokens", "banks", "oscillator_shape",
                  "lambda", "coupling_quantiser", "gain_quantiser",
                  "freq_trim_code": {"shape", "data"}, "freq_residual_rel": {"shape", "data"},
-                 "coupler_spread": {"shape", "rel_std", "seed", "sha256"}, "resources": {...}}]}
+                 "coupler_spread": {"shape", "rel_std", "seed", "sha256"}, "resources": {...},
+                 "tiles": null | {"count", "tile_of": {"shape", "data"}}}]}
 
 Small draws (per-oscillator trim codes and residual frequency errors) are stored inline; the per-coupler
-spread (T² per coordinate) is stored as its seed and the SHA-256 of the regenerated array, checked on load.
+spread (T² per coordinate) is stored as its seed and the SHA-256 of the regenerated array, checked on load. On
+a time-multiplexed chip (``schedule``, :mod:`mapping.compiler.schedule`) a layer's ``tiles`` says which
+physical tile each unit runs on: the per-coupler spread is drawn once per tile and gathered.
 Loading (`mapping.chip_io.load_chip`) validates everything and refuses inconsistent files with a message
 naming the field.
 """
@@ -27,16 +31,20 @@ from typing import Any
 import numpy as np
 
 from .compiler.device import ChipDevice
+from .compiler.schedule import unit_shape
 from .config import ChipConfig, config_to_dict
 from .periphery.quantise import Quantiser
 
-__all__ = ["FORMAT", "Chip", "LayerMap", "save_chip", "coupler_spread_draw"]
+__all__ = ["FORMAT", "Chip", "LayerMap", "TileMap", "save_chip", "coupler_spread_draw", "PHYSICAL_STREAM"]
 
-FORMAT = "oscsim-chip/3"
+FORMAT = "oscsim-chip/4"
 """Version 2: ``device`` is the hw_models device (level, kind, preset, params), per-oscillator ``diffusion_rel``
 and ``power_w`` from the mismatch draw, and the coupler in ``coupling_rule``. Version 3: ``resources`` is the one
 resource count of :mod:`mapping.compiler.resources` (``phase_detectors`` added; ``readout_channels`` two per
-detector, as the area and energy models count them)."""
+detector, as the area and energy models count them). Version 4: ``config`` has ``array``, ``node_nm`` and
+``node_flavor``; the chip records its ``schedule`` and every layer its ``tiles``."""
+PHYSICAL_STREAM = 2**31 - 1
+"""Second key of the mismatch streams of a multiplexed chip's physical tiles (a layer index never reaches it)."""
 KINDS = ("kuramoto", "ssa")
 LAYER_KINDS = ("kuramoto", "ssa-pairwise", "ssa1d-collective")
 CHIP_LAYER_KINDS = {"kuramoto": ("kuramoto",), "ssa": ("ssa-pairwise", "ssa1d-collective")}
@@ -81,6 +89,47 @@ def _arr_from_json(d: Any, where: str, shape: tuple, integer: bool = False) -> n
     return a
 
 
+@dataclass(frozen=True, eq=False)
+class TileMap:
+    """Which physical tile each unit of a layer runs on (a multiplexed chip; :mod:`mapping.compiler.schedule`).
+
+    Attributes
+    ----------
+    count : int
+        Tiles of the chip.
+    tile_of : (unit shape) int array
+        The tile of each unit (Kuramoto units (banks, heads, coordinates); SSA (heads,)).
+    """
+
+    count: int
+    tile_of: np.ndarray
+
+    def physical_shape(self, shape: tuple) -> tuple:
+        """The per-tile array behind a layer array of ``shape`` (units first): (count, *the unit's own axes)."""
+        return (self.count, *tuple(shape)[self.tile_of.ndim:])
+
+    def gather(self, per_tile: np.ndarray) -> np.ndarray:
+        """A per-tile array (count, ...) laid out per unit (unit shape, ...)."""
+        return np.asarray(per_tile)[self.tile_of]
+
+    def to_json(self) -> dict:
+        return {"count": self.count, "tile_of": _arr_to_json(self.tile_of, integer=True)}
+
+    @classmethod
+    def from_json(cls, d: Any, where: str, unit_shape: tuple) -> "TileMap | None":
+        if d is None:
+            return None
+        if not isinstance(d, dict) or set(d) != {"count", "tile_of"}:
+            raise ValueError(f"{where} must be null or an object with keys count and tile_of")
+        n = d["count"]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{where}.count must be a positive integer, got {n!r}")
+        t = _arr_from_json(d["tile_of"], f"{where}.tile_of", unit_shape, integer=True)
+        if t.size and (t.min() < 0 or t.max() >= n):
+            raise ValueError(f"{where}.tile_of must hold tile indices in [0, {n - 1}]")
+        return cls(count=n, tile_of=t)
+
+
 def _quantiser(d: Any, where: str) -> Quantiser:
     with _named(where):
         if isinstance(d, dict) and not (isinstance(d.get("range"), (int, float)) and not isinstance(d.get("range"), bool)):
@@ -121,6 +170,8 @@ class LayerMap:
         Per-oscillator phase diffusion D_i / D_nominal from the device's instance draw.
     power_w : float array, oscillator_shape
         Per-oscillator power [W] from the device's instance draw.
+    tiles : TileMap or None
+        The physical tile of each unit on a multiplexed chip (its draws are the tile's); None: spatial.
     """
 
     index: int
@@ -142,12 +193,19 @@ class LayerMap:
     resources: dict = field(default_factory=dict)
     diffusion_rel: np.ndarray | None = None
     power_w: np.ndarray | None = None
+    tiles: TileMap | None = None
     _coupler_cache: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def coupler_gain(self) -> np.ndarray:
-        """The multiplicative coupler strengths (regenerated from the seed, cached)."""
+        """The multiplicative coupler strengths (regenerated from the seed, cached; on a multiplexed chip drawn
+        once per tile and gathered, so the units of one tile share it)."""
         if self._coupler_cache is None:
-            self._coupler_cache = coupler_spread_draw(self.coupler_seed, self.coupler_shape, self.coupler_spread_rel)
+            if self.tiles is None:
+                self._coupler_cache = coupler_spread_draw(self.coupler_seed, self.coupler_shape,
+                                                          self.coupler_spread_rel)
+            else:
+                self._coupler_cache = self.tiles.gather(coupler_spread_draw(
+                    self.coupler_seed, self.tiles.physical_shape(self.coupler_shape), self.coupler_spread_rel))
         return self._coupler_cache
 
     def to_json(self) -> dict:
@@ -163,6 +221,7 @@ class LayerMap:
             "resources": self.resources,
             "diffusion_rel": _arr_to_json(self.diffusion_rel),
             "power_w": _arr_to_json(self.power_w),
+            "tiles": None if self.tiles is None else self.tiles.to_json(),
         }
 
     def __post_init__(self):
@@ -181,7 +240,7 @@ class LayerMap:
         w = f"layers[{i}]"
         need = {"index", "kind", "n_heads", "head_dim", "max_tokens", "banks", "oscillator_shape", "lambda",
                 "coupling_quantiser", "gain_quantiser", "freq_trim_code", "freq_residual_rel", "coupler_spread",
-                "resources", "diffusion_rel", "power_w"}
+                "resources", "diffusion_rel", "power_w", "tiles"}
         if not isinstance(d, dict):
             raise ValueError(f"{w} must be an object")
         missing, unknown = sorted(need - set(d)), sorted(set(d) - need)
@@ -231,6 +290,7 @@ class LayerMap:
             coupler_sha256=str(cs["sha256"]), resources=dict(d["resources"]),
             diffusion_rel=_arr_from_json(d["diffusion_rel"], f"{w}.diffusion_rel", expected),
             power_w=_arr_from_json(d["power_w"], f"{w}.power_w", expected),
+            tiles=TileMap.from_json(d["tiles"], f"{w}.tiles", unit_shape(d["kind"], expected)),
         )
         if lm.coupler_spread_rel > 0 and _sha(lm.coupler_gain()) != lm.coupler_sha256:
             raise ValueError(f"{w}.coupler_spread: the regenerated coupler draw does not match its sha256 "
@@ -260,6 +320,8 @@ class Chip:
         Totals: oscillators, couplers, coupler_bits, readout_channels, gain_dacs.
     coupling_rule : dict
         ``phase_correction``, ``taps``, ``tap_phase_rad``, ``weights`` and the effective ``harmonics`` of H.
+    schedule : mapping.compiler.schedule.Schedule or None
+        Which tile runs which unit when (the config's ``array``); ``resources`` are the silicon's.
     model : torch.nn.Module or None
         The closed-form model the static weights come from (not serialised; resolved from ``model_info`` on
         load).
@@ -274,6 +336,7 @@ class Chip:
     static_digital: list
     resources: dict
     coupling_rule: dict = field(default_factory=dict)
+    schedule: Any = None
     model: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -288,7 +351,9 @@ class Chip:
             "format": FORMAT, "kind": self.kind, "config": config_to_dict(self.config),
             "device": self.device.to_dict(), "model": self.model_info, "timebase": self.timebase,
             "static_digital": self.static_digital, "resources": self.resources,
-            "coupling_rule": self.coupling_rule, "layers": [lm.to_json() for lm in self.layers],
+            "coupling_rule": self.coupling_rule,
+            "schedule": None if self.schedule is None else self.schedule.to_json(),
+            "layers": [lm.to_json() for lm in self.layers],
         }
 
     def save(self, path: str | Path) -> Path:
@@ -308,6 +373,10 @@ class Chip:
              f"{d.window}): {len(self.layers)} layers, "
              f"{r['oscillators']:,} oscillators, {r['couplers']:,} couplers ({r['coupler_bits']:,} bits), "
              f"{r['readout_channels']:,} readout channels")
+        sc = self.schedule
+        if sc is not None and sc.kind != "spatial":
+            s += (f"\ntime-multiplexed: {sc.tiles:,} tiles serve {sc.n_layers * sc.units_per_layer:,} units "
+                  f"({sc.rounds_per_layer} round(s) per layer, each tile used up to {sc.uses_per_tile}x per pass)")
         if d.regime:  # the device model's regime (e.g. spin-torque phase or amplitude model)
             s += "\n" + d.regime
         pvt = self.timebase.get("pvt")

@@ -17,6 +17,7 @@ from .chip import CHIP_LAYER_KINDS, FORMAT, KINDS, Chip, LayerMap, _named
 from .compiler.build import compile as compile_chip
 from .compiler.coupling_rule import coupling_rule
 from .compiler.device import chip_device_from_dict
+from .compiler.schedule import build_schedule
 from .config import config_from_dict
 from .model_io import attach_model
 
@@ -76,7 +77,7 @@ def chip_from_json(d: dict, model=None) -> Chip:
     if fmt != FORMAT:
         raise ValueError(f"unknown chip format {fmt!r}; this version of oscsim reads {FORMAT!r}")
     need = {"format", "kind", "config", "device", "model", "timebase", "static_digital", "resources", "layers",
-            "coupling_rule"}
+            "coupling_rule", "schedule"}
     missing, unknown = sorted(need - set(d)), sorted(set(d) - need)
     if missing or unknown:
         raise ValueError(f"missing keys {missing}, unknown keys {unknown}")
@@ -119,8 +120,10 @@ def chip_from_json(d: dict, model=None) -> Chip:
     if h.shape != expect.shape or not np.allclose(h, expect, rtol=1e-6, atol=1e-9):
         raise ValueError("coupling_rule.harmonics differ from those the chip's device and config give "
                          "(edited file, or a different device model version)")
+    schedule = build_schedule(config.array, layers[0].kind, len(layers), layers[0].oscillator_shape)
     chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
-                layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule)
+                layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule,
+                schedule=schedule)
     if not isinstance(d["static_digital"], list) or not all(
             isinstance(s, dict) and set(s) == {"name", "shape"} for s in d["static_digital"]):
         raise ValueError("static_digital must be a list of {name, shape} objects")

@@ -8,13 +8,14 @@ conversions from these physical settings to simulation units live in :mod:`mappi
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from . import units
+from .config_checks import _check_bits, _check_choice, _check_int, _check_pos
+from .config_modes import (NODE_FLAVORS, NODE_RANGE_NM, SCHEDULES, AnalogScores, ArrayConfig, DigitalScores, HeldKeys,
+                           MultiplexedArray, ReinjectedKeys, SpatialArray, array_from_dict)
 from .periphery.injection import InjectionConfig
 
 __all__ = [
@@ -24,6 +25,15 @@ __all__ = [
     "SSAConfig",
     "InjectionConfig",
     "EnergyConfig",
+    "ArrayConfig",
+    "SpatialArray",
+    "MultiplexedArray",
+    "SCHEDULES",
+    "NODE_FLAVORS",
+    "DigitalScores",
+    "AnalogScores",
+    "ReinjectedKeys",
+    "HeldKeys",
     "ChipConfig",
     "load_config",
     "config_to_dict",
@@ -45,38 +55,6 @@ F0_RANGE_HZ = (1e3, 1e12)
 then checks its own physical range when it is rescaled, ``hw_models`` ``with_frequency``)."""
 IDEAL_KAPPA_TAU = 0.01
 """κτ_s [rad] of the ideal limit (``--ideal``): first-order error ≈ 0.3 % of the increment (measured); BPC on short samples is sensitive to rare wrap crossings of the angle feed-forward, so the window is kept well inside the limit."""
-
-
-def _check_bits(name: str, value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, str) and value.lower() == "none":
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not (1 <= value <= 24):
-        raise ValueError(f"{name} must be an integer in [1, 24] or None/'none' (unquantised), got {value!r}")
-    return value
-
-
-def _check_pos(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    v = float(value)
-    ok = math.isfinite(v) and (v >= 0 if allow_zero else v > 0)
-    if not ok:
-        raise ValueError(f"{name} must be finite and {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return v
-
-
-def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    return value
-
-
-def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,11 +207,10 @@ class EnergyConfig:
     gpu_bound : {'lower', 'upper'}
         Which GPU bound the headline ``energy_per_token_gpu_j`` uses (both are always reported).
     phase : {'prefill', 'decode'}
-        Which phase the headline uses (both are always reported): prefill (T tokens of a sequence at once)
-        or autoregressive decoding (one new token against the stored phases).
-    analog_scores : bool
-        First-order analog-score mode (Kuramoto chips): the scores are measured by the oscillators (rotated
-        query/key oscillators mixed and low-passed) instead of computed digitally.
+        The pass the headline reports (both are always reported): prefill (T tokens of a sequence at once)
+        or autoregressive decoding (one new token against the stored phases). On the phase macromodel the
+        fidelity run simulates the same pass (decode: :mod:`mapping.backends.decode`), so the BPC and the
+        headline describe one pass.
     batch : int
         Sequences that share one fetch of the weights (amortises weight traffic), in [1, 65536].
     """
@@ -243,7 +220,6 @@ class EnergyConfig:
     gpu_precision: str = "bf16"
     gpu_bound: str = "lower"
     phase: str = "prefill"
-    analog_scores: bool = False
     batch: int = 1
 
     def __post_init__(self):
@@ -252,8 +228,6 @@ class EnergyConfig:
         _check_choice("energy.gpu_precision", self.gpu_precision, ("bf16", "fp32", "int8"))
         _check_choice("energy.gpu_bound", self.gpu_bound, ("lower", "upper"))
         _check_choice("energy.phase", self.phase, ("prefill", "decode"))
-        if not isinstance(self.analog_scores, bool):
-            raise ValueError(f"energy.analog_scores must be true or false, got {self.analog_scores!r}")
         _check_int("energy.batch", self.batch, 1, 65536)
 
 
@@ -299,9 +273,27 @@ class ChipConfig:
         the OU bank of :func:`hw_models.cmos_65nm_flicker` (1 MHz corner, assumed; band 1 kHz–100 MHz, 11
         processes per node) integrated with the node SDEs (:mod:`mapping.backends.circuit`). Default false, as the
         macromodel chips, which have no flicker process.
+    node_nm : float
+        CMOS technology node [nm] of the whole chip: the ring oscillators (their circuit ported to the node,
+        :meth:`hw_models.technology.TechnologyNode.ring`), couplers, converters, SRAM, wires, the digital
+        periphery and leakage scale with it (:mod:`hw_models.technology`; fits 7–180 nm, 65, 45, 28, 22, 16 and
+        7 nm tabulated or interpolated; outside the fits a warning). 65: the node of the cited ring chips
+        [Lo23, Moy22, Ahm21] and of the ring model card.
+    node_flavor : {'LP', 'HP'}
+        Device flavour below 65 nm (low standby power or high performance; [SB17] fits) and the off-current of
+        the leakage at every node. 'LP': an inference chip that idles between windows (assumed).
     coupling, readout, ssa, energy : CouplingConfig, ReadoutConfig, SSAConfig, EnergyConfig
+    scores : DigitalScores or AnalogScores
+        Where the Kuramoto scores are computed (``[scores] mode``): the digital periphery or the oscillators.
+    decode : ReinjectedKeys or HeldKeys
+        How a decoded token's earlier phases reach the array (``[decode] keys``): re-injected from SRAM or held
+        in running oscillators.
     injection : InjectionConfig
         How token phases are written (:mod:`mapping.periphery.injection`): ``ideal`` or Adler injection locking.
+    array : SpatialArray or MultiplexedArray
+        The physical array and the schedule (:class:`ArrayConfig`); default a 16-tile multiplexed array: for
+        kuramoto-tiny (512 units of 128 oscillators) a die of about 36 mm² at 65 nm, under the 50 mm² a research
+        team tapes out (docs/design.md, "The default chip").
     """
 
     device: str = "ring-macromodel"
@@ -317,14 +309,28 @@ class ChipConfig:
     calibration_temperature_k: float | None = None
     stno_model: str = "auto"
     flicker: bool = False
+    node_nm: float = 65.0
+    node_flavor: str = "LP"
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     energy: EnergyConfig = field(default_factory=EnergyConfig)
+    array: ArrayConfig = field(default_factory=MultiplexedArray)
+    scores: DigitalScores | AnalogScores = field(default_factory=DigitalScores)
+    decode: ReinjectedKeys | HeldKeys = field(default_factory=ReinjectedKeys)
 
     def __post_init__(self):
         _check_choice("device", self.device, DEVICES)
+        node = _check_pos("node_nm", self.node_nm)
+        if not NODE_RANGE_NM[0] <= node <= NODE_RANGE_NM[1]:
+            raise ValueError(f"node_nm must be in [{NODE_RANGE_NM[0]:g}, {NODE_RANGE_NM[1]:g}] nm (the technology "
+                             f"fits cover 7-180 nm), got {self.node_nm!r}")
+        object.__setattr__(self, "node_nm", node)
+        _check_choice("node_flavor", self.node_flavor, NODE_FLAVORS)
+        if not isinstance(self.array, ArrayConfig) or type(self.array) is ArrayConfig:
+            raise ValueError(f"array must be one of {', '.join(c.__name__ for c in SCHEDULES.values())}, got "
+                             f"{type(self.array).__name__}")
         if self.f0_hz is not None:
             f0 = _check_pos("f0_hz", self.f0_hz)
             if not F0_RANGE_HZ[0] <= f0 <= F0_RANGE_HZ[1]:
@@ -356,6 +362,10 @@ class ChipConfig:
                           ("injection", InjectionConfig), ("energy", EnergyConfig)):
             if not isinstance(getattr(self, name), cls):
                 raise ValueError(f"{name} must be a {cls.__name__}, got {type(getattr(self, name)).__name__}")
+        for name, (_, modes) in _MODE_SECTIONS.items():
+            if not isinstance(getattr(self, name), tuple(modes.values())):
+                raise ValueError(f"{name} must be one of {', '.join(c.__name__ for c in modes.values())}, got "
+                                 f"{type(getattr(self, name)).__name__}")
 
     # -- derived quantities (units in one place: mapping.units) --------------------------------------------
     @property
@@ -392,6 +402,8 @@ class ChipConfig:
             trim_bits=None,
             coupling=dataclasses.replace(self.coupling, bits=None, gain_bits=None, gain_range=1e6, range=1e6),
             readout=dataclasses.replace(self.readout, noise_rad=0.0, bits=None, bandwidth_fraction=None),
+            scores=(dataclasses.replace(self.scores, gate_bits=None, gate_range=1e6, bits=None)
+                    if self.scores.analog else self.scores),
         )
 
     @classmethod
@@ -402,6 +414,26 @@ class ChipConfig:
 
 _SECTIONS = {"coupling": CouplingConfig, "readout": ReadoutConfig, "ssa": SSAConfig, "injection": InjectionConfig,
              "energy": EnergyConfig}
+_MODE_SECTIONS = {"scores": ("mode", {"digital": DigitalScores, "analog": AnalogScores}),
+                  "decode": ("keys", {"reinjected": ReinjectedKeys, "held": HeldKeys})}
+"""Sections whose mode is a class (STYLE 5): section -> (the key naming the mode, mode -> class)."""
+
+
+def _build_mode(section: str, data: dict):
+    """The mode class of ``[section]`` named by its mode key (default: the first mode), refusing a field that
+    belongs to another mode with the mode it belongs to."""
+    key, modes = _MODE_SECTIONS[section]
+    mode = data.get(key, next(iter(modes)))
+    if mode not in modes:
+        raise ValueError(f"{section}.{key} must be one of {', '.join(modes)}; got {mode!r}")
+    cls = modes[mode]
+    own = {f.name for f in dataclasses.fields(cls)}
+    for other, ocls in modes.items():
+        alien = sorted(set(data) & ({f.name for f in dataclasses.fields(ocls)} - own))
+        if alien:
+            raise ValueError(f"{', '.join(f'{section}.{a}' for a in alien)} belong(s) to [{section}] {key} = "
+                             f"{other!r}, not {mode!r}")
+    return _build(cls, data, f"[{section}] ({key} = {mode!r})")
 
 
 def _build(cls, data: dict, where: str):
@@ -425,16 +457,30 @@ def config_from_dict(data: dict) -> ChipConfig:
             sub = dict(sub)
             if isinstance(sub.get("spread"), str) and key == "coupling" and sub["spread"].lower() == "none":
                 sub["spread"] = None  # TOML has no null
+            if key == "energy" and "analog_scores" in sub:
+                raise ValueError("energy.analog_scores is gone: the analog-score mode is simulated now, a chip "
+                                 "choice rather than an energy flag; set [scores] mode = \"analog\" (or remove "
+                                 "the field for digital scores)")
             top[key] = _build(cls, sub, f"[{key}]")
+    for key in _MODE_SECTIONS:
+        if key in top:
+            if not isinstance(top[key], dict):
+                raise ValueError(f"[{key}] must be a table, got {top[key]!r}")
+            top[key] = _build_mode(key, dict(top[key]))
     for key in ("f0_hz", "trim_bits"):
         if isinstance(top.get(key), str) and top[key].lower() == "none":
             top[key] = None
+    if "array" in top:
+        top["array"] = array_from_dict(top["array"])
     return _build(ChipConfig, top, "the chip config (top level)")
 
 
 def config_to_dict(config: ChipConfig) -> dict:
-    """Nested plain-dict form of a config (``None`` kept; JSON-serialisable)."""
-    return dataclasses.asdict(config)
+    """Nested plain-dict form of a config (``None`` kept; JSON-serialisable); ``array`` carries its
+    ``schedule``."""
+    d = dataclasses.asdict(config)
+    d["array"] = config.array.to_dict()
+    return d
 
 
 def read_toml(path: str | Path, what: str, build):

@@ -21,8 +21,10 @@ from hw_models.streams import keyed_normals, stream_seeds
 
 __all__ = ["stream_seeds", "sequence_rng", "layer_seed", "keyed_normals", "PURPOSE", "LayerSeeds"]
 
-#: Distinct stream families of one run (so the readout of a sequence never reuses its oscillators' noise).
-PURPOSE = {"kuramoto": 1, "adler": 2, "collective": 3, "readout": 4, "compare": 5, "injection": 6}
+#: Distinct stream families of one run (so the readout of a sequence never reuses its oscillators' noise);
+#: ``physical`` marks the keys of a multiplexed chip's physical runs (:meth:`LayerSeeds.unit_streams`).
+PURPOSE = {"kuramoto": 1, "adler": 2, "collective": 3, "readout": 4, "compare": 5, "injection": 6,
+           "scores": 7, "score_readout": 8, "decode": 9, "held_keys": 10, "physical": 11}
 
 
 def sequence_rng(seed: int, *keys) -> np.random.Generator:
@@ -49,15 +51,35 @@ class LayerSeeds:
         The layer's seed (:func:`layer_seed` of the run seed and the layer index), or a seed given directly.
     sequence_ids : (B,) int array or None
         Index of each sequence of the call in the whole run (None: 0..B−1).
+    runs : (banks, h, k_h, 2) int array or None
+        The physical run (round, tile) of each unit of a Kuramoto layer on a time-multiplexed chip
+        (:meth:`mapping.compiler.schedule.Schedule.runs`); None: the units' own indices (spatial chip).
     """
 
     seed: int
     sequence_ids: np.ndarray | None = None
+    runs: np.ndarray | None = None
 
     @classmethod
-    def for_layer(cls, run_seed: int, layer: int, sequence_ids=None) -> "LayerSeeds":
-        """The seeds of layer ``layer`` in a run with seed ``run_seed``."""
-        return cls(layer_seed(run_seed, layer), sequence_ids)
+    def for_layer(cls, run_seed: int, layer: int, sequence_ids=None, runs=None) -> "LayerSeeds":
+        """The seeds of layer ``layer`` in a run with seed ``run_seed`` (``runs``: the layer's physical runs)."""
+        return cls(layer_seed(run_seed, layer), sequence_ids, runs)
+
+    def unit_streams(self, purpose: int, seq: np.ndarray, shape: tuple) -> np.ndarray:
+        """(banks, B, h, k_h) uint64 stream seeds of every (sequence, unit) of a Kuramoto layer of unit ``shape``
+        (banks, h, k_h): keyed on the sequence and the unit's (bank, head, coordinate), or, on a multiplexed chip,
+        on the physical run (round, tile) the unit is served in — the same tile in another round is another
+        run of the physical network, with its own noise."""
+        seq = np.asarray(seq)[None, :, None, None]
+        if self.runs is None:
+            nb, h, kh = shape
+            return stream_seeds(self.seed, purpose, seq, np.arange(nb)[:, None, None, None],
+                                np.arange(h)[None, None, :, None], np.arange(kh)[None, None, None, :])
+        runs = np.asarray(self.runs)
+        if runs.shape[:-1] != tuple(shape):
+            raise ValueError(f"runs cover units of shape {runs.shape[:-1]}, the step has {tuple(shape)}")
+        return stream_seeds(self.seed, PURPOSE["physical"], purpose, seq, runs[:, None, :, :, 0],
+                            runs[:, None, :, :, 1])
 
     def sequences(self, n: int) -> np.ndarray:
         """The (n,) sequence indices, checked (non-negative integers, one per sequence)."""

@@ -39,7 +39,7 @@ def specs(draw):
         read_cycles=draw(st.floats(0.5, 500)), coupler_bits=draw(st.integers(1, 12)),
         gain_bits=draw(st.integers(1, 12)), readout_bits=draw(st.integers(1, 14)),
         digital_precision=draw(st.sampled_from(["int8", "int16", "fp16", "fp32"])),
-        batch=draw(st.integers(1, 64)), area_mm2_per_layer=draw(st.floats(1e-3, 1e3)),
+        batch=draw(st.integers(1, 64)), array_area_mm2=draw(st.floats(1e-3, 1e3)),
         readout_samples=draw(st.floats(1, 100)) if kind == "ssa1d-collective" else 1.0,
         injection_s=draw(st.floats(0, 1e-6)), injection_driver_w=draw(st.floats(0, 1e-3)), sources={})
 
@@ -123,10 +123,17 @@ def test_report_headline_bounds_whole_model_and_area(chip):
     for v in r["phases"].values():
         assert v["array_gain"] <= v["amdahl_max_gain"] * (1 + 1e-12)
         assert v["whole_model"]["amdahl_max_gain"] <= v["amdahl_max_gain"]
-    # area: cell sums of the layer (oscillators, couplers, detectors, shared ADCs, gain DACs)
-    c = r["area"]["counts"][0]
-    assert c["oscillators"] == 2 * 8 * 16 and c["couplers"] == 2 * 2 * 8 * 16 * 15 // 2
-    assert r["area_mm2"] == pytest.approx(sum(r["area"]["per_layer_mm2"]))
+    # area: the silicon's cells (the default multiplexed array: 16 tiles of one network each) + SRAM + periphery
+    a = r["area"]
+    c = a["counts"]
+    assert chip.schedule.tiles == 16 and c["oscillators"] == 16 * 16 and c["couplers"] == 16 * 2 * 16 * 15 // 2
+    assert r["area_mm2"] == pytest.approx(a["array_mm2"] + a["sram_mm2"] + a["periphery_mm2"])
+    cell = a["cells_um2"]
+    array = (c["oscillators"] * cell["oscillator"] + c["couplers"] * cell["coupler"] + c["readout_channels"] * 15.0
+             + -(-c["readout_channels"] // 64) * 3000.0 + c["gain_dacs"] * cell["gain_dac"]) * 1e-6
+    assert a["array_mm2"] == pytest.approx(array)
+    assert a["sram_mm2"] == pytest.approx(r["sram_bytes"] * 8 * 0.52 / 0.7 * 1e-6)  # 65 nm bitcell, 70 % macros
+    assert r["leakage_j"] == r["breakdown"]["leakage_j"] > 0 and r["latency_per_token_s"] > 0
     # the upper bound at the config's choice, through the config section
     up = energy_report(chip.__class__(**{**chip.__dict__, "config": chip.config.replace(
         energy=type(chip.config.energy)(gpu_bound="upper", phase="decode"))}))
@@ -154,7 +161,7 @@ def test_simulate_json_carries_the_energy_keys(tmp_path, capsys):
     assert main(["simulate", str(ck), "--tokens", "16", "--analog-scores", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     for key in ("energy_per_token_chip_j", "energy_per_token_gpu_j", "offloaded_fraction", "amdahl_max_gain",
-                "area_mm2"):
+                "area_mm2", "latency_per_token_s", "sram_bytes", "leakage_j"):
         assert isinstance(rep[key], float) and rep[key] > 0
     assert set(rep["gpu_energy_bounds_j"]) == {"lower", "upper"}
     assert {"chip_j", "gpu_j"} <= set(rep["whole_model"])
@@ -163,7 +170,7 @@ def test_simulate_json_carries_the_energy_keys(tmp_path, capsys):
     assert rep["analog_scores"] and rep["analog_score_noise"]["score_sigma_logit"][0] > 0
     assert main(["simulate", str(ck), "--tokens", "16"]) == 0
     out = capsys.readouterr().out
-    assert "lower bound" in out and "Amdahl bound" in out and "area:" in out
+    assert "lower bound" in out and "Amdahl bound" in out and "area " in out and "latency" in out
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -176,13 +183,13 @@ def test_report_gains_never_exceed_amdahl_over_chip_configs(chip, cb, gb, rb, av
                                                             analog, batch):
     import dataclasses
 
-    from mapping.config import EnergyConfig
+    from mapping.config import AnalogScores, DigitalScores, EnergyConfig
 
     c0 = chip.config
     cfg = c0.replace(settle_cycles=settle, coupling=dataclasses.replace(c0.coupling, bits=cb, gain_bits=gb),
                      readout=dataclasses.replace(c0.readout, bits=rb, averaging_cycles=avg),
-                     energy=EnergyConfig(digital_precision=prec, gpu_precision=gprec, phase=phase,
-                                         analog_scores=analog, batch=batch))
+                     energy=EnergyConfig(digital_precision=prec, gpu_precision=gprec, phase=phase, batch=batch),
+                     scores=AnalogScores() if analog else DigitalScores())
     r = energy_report(chip.__class__(**{**chip.__dict__, "config": cfg}))
     assert r["array_gain"] <= r["amdahl_max_gain"] * (1 + 1e-12)
     assert r["energy_per_token_chip_j"] == pytest.approx(sum(r["breakdown"].values()), rel=1e-12)
@@ -200,7 +207,7 @@ def test_injection_is_charged_from_the_periphery_model(monkeypatch):
 
     import mapping.periphery.injection as inj_mod
     from mapping.config import ChipConfig
-    from mapping.energy.chip_terms import _injection
+    from mapping.energy.spec import _injection
     from mapping.periphery.injection import InjectionConfig
 
     seen = {}

@@ -31,10 +31,12 @@ def test_roundtrip(model, chip_file):
         assert np.array_equal(a.freq_trim_code, b.freq_trim_code)
         assert np.allclose(a.freq_residual_rel, b.freq_residual_rel, rtol=0, atol=1e-12)
         assert np.array_equal(a.coupler_gain(), b.coupler_gain())
-    r = chip.resources
-    assert r["oscillators"] == 2 * 2 * 8 * 16
+    r = chip.resources  # the default array: 16 tiles of 16 oscillators serve the 2 x 2 x 8 networks
+    assert back.schedule.to_json() == chip.schedule.to_json() and chip.schedule.reuse == 2
+    assert r["oscillators"] == 16 * 16
     assert r["coupler_bits"] == r["couplers"] * 6
-    assert r["couplers"] == 2 * 2 * 2 * 8 * 16 * 15 // 2  # two taps on the ring (phase correction 'auto')
+    assert r["couplers"] == 16 * 2 * 16 * 15 // 2  # two taps on the ring (phase correction 'auto')
+    assert sum(lm.resources["oscillators"] for lm in chip.layers) == 2 * 2 * 8 * 16
 
 
 def _edit(path, tmp_path, fn):

@@ -35,19 +35,28 @@ def test_unknown_layer_kind_is_refused():
 
 @pytest.mark.parametrize("name, mode", [("kuramoto-tiny", None), ("ssa1d-tiny", "pairwise"),
                                         ("ssa1d-tiny", "collective")])
-def test_compiler_area_and_energy_count_the_same_cells(name, mode):
+@pytest.mark.parametrize("schedule", ["spatial", "multiplexed"])
+def test_compiler_area_and_energy_count_the_same_cells(name, mode, schedule):
     from mapping import ChipConfig, SSAConfig, compile, load_model
+    from mapping.compiler.schedule import tile_resources
+    from mapping.config import SCHEDULES
     from mapping.energy import ChipEnergySpec, chip_area
     from mapping.energy.chip_terms import _events
 
     model, _ = load_model(name)
-    cfg = ChipConfig() if mode is None else ChipConfig(ssa=SSAConfig(mode=mode))
+    cfg = ChipConfig(array=SCHEDULES[schedule]()) if mode is None else \
+        ChipConfig(ssa=SSAConfig(mode=mode), array=SCHEDULES[schedule]())
     chip = compile(model, cfg, checkpoint=name)  # the ring preset: the two-tap rule doubles the couplers
     assert chip.coupling_rule["taps"] == 2
-    area = chip_area(chip)
-    for lm, counts in zip(chip.layers, area["counts"]):
-        assert {k: lm.resources[k] for k in counts} == counts
+    assert chip_area(chip)["counts"] == chip.resources  # the area counts the silicon the compiler counted
     n = _events(ChipEnergySpec.from_chip(chip), "prefill")
-    r = chip.layers[0].resources
+    r = chip.layers[0].resources  # a layer's logical cells: what one pass of it runs
     assert (n["osc"], n["coup"], 2 * n["read"]) == (r["oscillators"], r["couplers"], r["readout_channels"])
-    assert chip.resources == {k: sum(lm.resources[k] for lm in chip.layers) for k in chip.resources}
+    if schedule == "spatial":  # every layer its own cells
+        assert chip.resources == {k: sum(lm.resources[k] for lm in chip.layers) for k in chip.resources}
+    else:  # the tiles': one unit each
+        lm = chip.layers[0]
+        tile = tile_resources(lm.kind, T=lm.max_tokens, taps=2, coupler_bits=cfg.coupling.bits).to_dict()
+        assert chip.resources == {k: chip.schedule.tiles * v for k, v in tile.items()}
+        assert chip.resources["oscillators"] * chip.schedule.reuse == sum(lm.resources["oscillators"]
+                                                                           for lm in chip.layers)

@@ -59,6 +59,31 @@ def _sweep(tmp_path):
     plot_sweep(_sweep_folder(tmp_path / "sweep"), tmp_path / "plots", formats=("png",))
 
 
+def _design(tmp_path):
+    """The design plots of a study with the spread of a real one: energies 15 nJ to 2 uJ per token, losses from
+    below the log floor to 1.5 bits/char, areas 3-900 mm^2, latencies 40 ns to 20 us, a constraint line."""
+    import pandas as pd
+
+    from mapping.design import design_spec_from_dict, plot_design
+
+    spec = design_spec_from_dict({"name": "design-study", "checkpoint": "kuramoto-tiny", "trials": 60,
+                                  "population": 20, "constraints": ["area_mm2 <= 100"],
+                                  "space": {"array.tiles": {"choice": [4, 16, 64, 512]},
+                                            "node_nm": {"choice": [65, 28, 7]}}})
+    rng = np.random.default_rng(1)
+    n = 60
+    e = 10 ** rng.uniform(np.log10(15e-9), np.log10(2e-6), n)
+    df = pd.DataFrame({"trial": np.arange(n), "state": "COMPLETE", "array.tiles": rng.choice([4, 16, 64, 512], n),
+                       "node_nm": rng.choice([65.0, 28.0, 7.0], n), "energy_per_token_j": e,
+                       "bpc_loss": np.where(rng.random(n) < 0.1, 0.0, 10 ** rng.uniform(-3, 0.2, n)),
+                       "area_mm2": 10 ** rng.uniform(0.5, 3, n), "latency_per_token_s": 10 ** rng.uniform(-7.4, -4.7, n),
+                       "gpu_lower_j": 241e-9, "gpu_upper_j": 3.77e-6, "anchor_j": 98.4e-9,
+                       "largest_term": "digital_periphery_j"})
+    df["feasible"] = df["area_mm2"] <= 100
+    df["on_front"] = df["feasible"] & (rng.random(n) < 0.3)
+    plot_design(df, spec, tmp_path / "plots", verdict={"best_trial": 3}, formats=("png",))
+
+
 def _device(kind):
     return lambda tmp_path: main(["device", kind, "--temperature", "350", "--plot", str(tmp_path)])
 
@@ -69,6 +94,7 @@ def _kuramoto_demo(tmp_path):
 
 FIGURES = {
     "sweep": _sweep,  # metric vs parameter, heatmaps, Pareto front
+    "design": _design,  # BPC loss, area and latency vs energy of a design search
     "device-ring": _device("ring"),
     "device-stno": _device("stno"),
     "device-ideal": _device("ideal"),

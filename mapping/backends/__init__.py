@@ -4,6 +4,7 @@
 backend (module)                  layer kinds                    devices
 ================================  =============================  ==========================================
 PhaseMacromodel (``phase``)       kuramoto                       ideal, ring-macromodel, spin-torque
+PhaseDecode (``decode``)          kuramoto (decode pass)         ideal, ring-macromodel, spin-torque (phase)
 STNOAmplitude (``stno``)          kuramoto                       spin-torque (outside the phase reduction)
 RingCircuit (``circuit``)         kuramoto                       ring-circuit
 SpiceRung (``spice``)             kuramoto                       spice (ladder rung, ``oscsim export-spice``)
@@ -17,7 +18,7 @@ inputs, seeds)`` per batch, ``describe(chip)`` for summaries and reports. :func:
 that runs a chip's layer; adding a backend is adding a module here (and its import below).
 """
 
-from . import circuit, closed_form, phase, spice, ssa_collective, ssa_pairwise, stno  # noqa: F401  (register)
+from . import circuit, closed_form, decode, phase, spice, ssa_collective, ssa_pairwise, stno  # noqa: F401  (register)
 from .base import Description, KuramotoInputs, KuramotoOutput, LayerBackend, SSAInputs, SSAOutput
 from .registry import (backend_classes, backend_for, compile_records, describe_chip, register, registered,
                        require_backend)

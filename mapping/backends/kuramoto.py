@@ -91,9 +91,20 @@ class KuramotoBackend(LayerBackend):
         T = theta.shape[1]
         if T > lm.max_tokens:
             raise ValueError(f"sequence of {T} tokens is longer than the chip's arrays ({lm.max_tokens})")
-        out = self.step(prepared, KuramotoInputs.of(theta, parts.A, parts.v), seeds)
+        if chip.config.decode.held and not getattr(self, "decode_pass", False):
+            raise ValueError(f"decode.keys = 'held' needs the decode pass, which the {self.name} backend does not "
+                             f"simulate (it runs the prefill network)")
+        A = self.attention_weights(chip, layer, prepared, theta, parts, seeds)
+        digital = A is parts.A
+        if not digital:
+            A = torch.from_numpy(A)
+        out = self.step(prepared, KuramotoInputs.of(theta, A, parts.v), seeds)
         va = torch.from_numpy(out.va).to(theta.dtype)
-        a_ref = torch.from_numpy(out.a).to(theta.dtype) if out.a is not None else parts.a
+        if out.a is not None:
+            a_ref = torch.from_numpy(out.a).to(theta.dtype)
+        else:  # the digital ‖a‖ from the softmax weights the chip programmed
+            a_ref = parts.a if digital else torch.from_numpy(
+                closed_form_increment(theta.detach().double().numpy(), A.numpy(), lm.n_heads)).to(theta.dtype)
         # the bound per sequence, as the model's own torch operations run (mapping.simulation.inference): a
         # reduction's rounding may depend on the rows beside it
         bound = chip.model.layers[layer].attn.apply_bound
@@ -102,6 +113,16 @@ class KuramotoBackend(LayerBackend):
         dd = lambda x: np.asarray(x.detach().double())  # noqa: E731
         stats.add_kuramoto(dd(theta), dd(delta), dd(parts.delta), dd(va), dd(parts.v * parts.a))
         return delta, out.backend
+
+    def attention_weights(self, chip, layer: int, prepared, theta, parts, seeds):
+        """The softmax weights (B, h, T, T) the layer's couplers are programmed with: the model's ``parts.A``
+        (digital scores) or, with ``[scores] mode = "analog"``, the softmax of the chip's own measured scores
+        (:mod:`mapping.backends.analog_scores`, float64)."""
+        if not chip.config.scores.analog:
+            return parts.A
+        from .analog_scores import chip_attention
+
+        return chip_attention(chip, layer, theta, seeds)
 
     def capture(self, model, tokens, layer: int) -> tuple:
         """(inputs, parts) of ``layer`` from the model's forward pass (for comparisons)."""

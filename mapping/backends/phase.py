@@ -27,7 +27,7 @@ import numpy as np
 from .. import units
 from ..periphery.programming import program_kuramoto
 from ..periphery.readout import PhaseReadout, chip_readout, read_free_running, wrap
-from ..seeds import PURPOSE, LayerSeeds, stream_seeds
+from ..seeds import PURPOSE, LayerSeeds
 from .base import KuramotoInputs, KuramotoOutput
 from .integrate import CouplingFactors, integrate_phase_product
 from .kuramoto import KuramotoBackend, increment_estimate
@@ -185,9 +185,7 @@ def phase_step(s: PhaseSettings, inp: KuramotoInputs, seeds: LayerSeeds) -> Kura
             sig[:nb, None, :, :, :T], (nb, B, n_heads, kh, T)).reshape(G, T)))
     y0 = np.broadcast_to(th[None], (nb, B, n_heads, kh, T)).reshape(G, T)
     # one stream per network, keyed on (sequence, bank, head, coordinate): groups are ordered (bank, B, h, kh)
-    gseed = stream_seeds(seeds.seed, PURPOSE["kuramoto"], seq[None, :, None, None],
-                         np.arange(nb)[:, None, None, None], np.arange(n_heads)[None, None, :, None],
-                         np.arange(kh)[None, None, None, :]).reshape(G)
+    gseed = seeds.unit_streams(PURPOSE["kuramoto"], seq, (nb, n_heads, kh)).reshape(G)
     err = None if s.injection is None else s.injection(seq, T, seeds.seed)
     y_start = y0 if err is None else y0 + np.asarray(err)[:nb].reshape(G, T)
     y1, samples, ts, ys, backend = _integrate_phases(s, omega, factors, y_start, gseed, sigma)

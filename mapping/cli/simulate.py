@@ -37,8 +37,11 @@ def print_report(report, file=None) -> None:
         p(f"  {rep['macromodel_validity']['message']}")
     if rep.get("injection_write_error"):
         p(f"  {rep['injection_write_error']['message']}")
+    se = rep.get("bpc_difference_se")
+    if rep.get("simulated_pass", "prefill") != "prefill" or rep.get("scores", "digital") != "digital":
+        p(f"  simulated: {rep['simulated_pass']} pass, {rep['scores']} scores, decode keys {rep['decode_keys']}")
     p(f"  BPC closed form {rep['bpc_closed_form']:.4f} | chip {rep['bpc_chip']:.4f} | "
-      f"difference {rep['bpc_difference']:+.4f}")
+      f"difference {rep['bpc_difference']:+.4f}" + (f" +- {se:.4f} (standard error)" if se == se else ""))
     p("  fidelity per layer (chip vs closed form, same input):")
     for i, L in enumerate(rep["fidelity"]):
         extra = ""
@@ -68,8 +71,19 @@ def print_report(report, file=None) -> None:
     p(f"    chip terms ({rep['energy_phase']}; sources in --json):")
     for k, v in sorted(rep["energy_breakdown_j"].items(), key=lambda kv: -kv[1]):
         p(f"      {k[:-2].replace('_', ' '):22s} {_fmt_j(v):>10s} {v / rep['energy_per_token_chip_j']:6.1%}")
-    p(f"    area: {rep['area_mm2']:.4g} mm2 ({', '.join(f'{a:.4g}' for a in rep['area']['per_layer_mm2'])} per "
-      f"layer; first-order 65 nm cell sums, assumed)")
+    pm = rep.get("phase_memory")
+    if pm:
+        p(f"    decode keys {pm['keys']}: dt {pm['inter_token_s']:.3g} s ({pm['cycles_per_token']:.3g} cycles); per key "
+          f"and token held {_fmt_j(pm['held_j_per_key_token'])} vs re-injected "
+          f"{_fmt_j(pm['reinjected_j_per_key_token'])} (break-even dt {pm['break_even_inter_token_s']:.3g} s); held "
+          f"drift {pm['drift_rms_oldest_rad']:.3g} rad at the oldest key, a fresh write's error "
+          f"{pm['write_rms_rad']:.3g} rad reached at age {pm['loss_age_tokens']:.3g}")
+    a, sc, nd = rep["area"], rep.get("schedule") or {}, rep.get("node") or {}
+    p(f"  chip at {nd.get('node_nm', 65):g} nm: area {rep['area_mm2']:.4g} mm2 (array {a['array_mm2']:.4g}, SRAM "
+      f"{a['sram_mm2']:.4g} for {rep['sram_bytes'] / 1e3:.4g} kB, periphery {a['periphery_mm2']:.4g}; first-order "
+      f"cell sums, assumed); {sc.get('kind', 'spatial')} array of {sc.get('tiles', 0):,} tiles, "
+      f"{sc.get('rounds_per_layer', 1)} round(s) per layer; latency {rep['latency_per_token_s'] * 1e9:.4g} ns per "
+      f"token; leakage {_fmt_j(rep['leakage_j'])} per token ({rep['leakage_w'] * 1e3:.3g} mW)")
     if rep.get("gpu_measured"):
         p(f"  GPU measured (NVML): {rep['gpu_measured']}")
     p(f"  simulated {rep['tokens_per_s']:.1f} tokens/s ({rep['backend']} backend)")
@@ -84,11 +98,13 @@ def _run_simulate(args) -> int:
     from ..simulation.report import simulate_report
 
     cfg = chip_config(args)
-    chip, _ = chip_and_model(args, cfg)
-    if getattr(args, "analog_scores", False):  # energy only: the fidelity run is unchanged
-        import dataclasses
+    if getattr(args, "analog_scores", False) and not cfg.scores.analog:  # simulated: the chip is compiled with it
+        from ..config import AnalogScores
 
-        chip.config = chip.config.replace(energy=dataclasses.replace(chip.config.energy, analog_scores=True))
+        if args.checkpoint.endswith(".json"):
+            raise ValueError("--analog-scores cannot change a compiled chip file; pass the checkpoint instead")
+        cfg = cfg.replace(scores=AnalogScores())
+    chip, _ = chip_and_model(args, cfg)
     x, y = validation_tokens(chip.model_info["config"], args.tokens, args.split)
     rep = simulate_report(chip, x, y, seed=args.seed, progress=False if args.json else None)
     if args.json:
@@ -110,7 +126,7 @@ def register(subparsers) -> None:
     p.add_argument("--split", default="valid", choices=("valid", "test"), help="held-out split to score")
     p.add_argument("--seed", type=int_range(0), default=0, help="noise seed of the run (>= 0)")
     p.add_argument("--analog-scores", action="store_true",
-                   help="energy only: first-order analog-score mode, scores measured by the oscillators "
-                        "(default: off, scores digital)")
+                   help="the analog-score mode ([scores] mode = 'analog'): the scores measured by the oscillators, "
+                        "mixers and ADCs, simulated (default: the configuration's scores)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_run_simulate)

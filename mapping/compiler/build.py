@@ -18,8 +18,9 @@ from ..model_io import load_model, model_fingerprint, model_kind
 from .coupling_rule import coupling_rule
 from .device import chip_device
 from .inert import check_fields_act
-from .layers import model_kind_spec
+from .layers import TileDraw, model_kind_spec
 from .resources import total_resources
+from .schedule import tile_resources
 
 __all__ = ["compile"]
 
@@ -49,6 +50,15 @@ def _timebase(config: ChipConfig, dev, freq_sigma: float, coup_sigma: float) -> 
         "freq_spread_rel": freq_sigma,
         "coupler_spread_rel": coup_sigma,
     }
+
+
+def _silicon(schedule, layers, config: ChipConfig, taps: int) -> dict:
+    """What the silicon holds: the layers' own cells on the spatial chip, the tiles' on a multiplexed one."""
+    if schedule.kind == "spatial":
+        return total_resources([lm.resources for lm in layers])
+    lm = layers[0]
+    tile = tile_resources(lm.kind, T=lm.max_tokens, taps=taps, coupler_bits=config.coupling.bits).to_dict()
+    return {k: int(v) * schedule.tiles for k, v in tile.items()}
 
 
 def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | None = None) -> Chip:
@@ -86,14 +96,20 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
     kind = model_kind(model)
     spec = model_kind_spec(kind)
     require_backend(kind, config.device)  # refused before any work when no backend runs it
-    dev = chip_device(config.device, f0_hz=config.f0_hz)
+    dev = chip_device(config.device, f0_hz=config.f0_hz, node_nm=config.node_nm, flavor=config.node_flavor)
     check_fields_act(config, kind, model.config, dev)  # every field acts or is refused (mapping.compiler.inert)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
     coup_sigma = (config.coupling.spread if config.coupling.spread is not None
                   else dev.coupler_spread_rel(spec.one_way_couplers))
     coup_sigma = coup_sigma if config.mismatch else 0.0
     rule = coupling_rule(config, dev, kind)
-    layers = spec.build_layers(model, config, freq_sigma, coup_sigma, dev, int(rule["taps"]))
+    draw = TileDraw(config, dev, freq_sigma, coup_sigma, model.config.n_layers)
+    layers = spec.build_layers(model, config, draw, int(rule["taps"]))
+    if config.decode.held and draw.schedule.uses_per_tile > 1:  # a reused tile cannot hold its keys' phases
+        raise ValueError(f"decode.keys = 'held' holds every key's phase in its own running oscillators, but the "
+                         f"{draw.schedule.kind} array runs up to {draw.schedule.uses_per_tile} units on one tile in "
+                         f"turn (their phases would be overwritten); use [array] schedule = 'spatial' or as many "
+                         f"tiles as units ({draw.schedule.n_layers * draw.schedule.units_per_layer})")
     timebase = _timebase(config, dev, freq_sigma, coup_sigma)
     if config.calibration_temperature_k is not None:  # trimmed at T_cal, run at T: the drift adds
         from ..periphery.drift import temperature_drift
@@ -108,7 +124,7 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
     info = {"name": _model_name(model), "checkpoint": checkpoint, "config": model.config.to_dict(),
             "fingerprint": model_fingerprint(model)}
     chip = Chip(kind=kind, config=config, device=dev, model_info=info, timebase=timebase, layers=layers,
-                static_digital=static, resources=total_resources([lm.resources for lm in layers]),
-                coupling_rule=rule)
+                static_digital=static, resources=_silicon(draw.schedule, layers, config, int(rule["taps"])),
+                coupling_rule=rule, schedule=draw.schedule)
     chip.model = model
     return chip

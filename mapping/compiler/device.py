@@ -33,6 +33,8 @@ DEVICE_PRESETS = {
     "spin-torque": ("stno", "vortex"),
 }
 """Chip ``device`` name -> (hw_models oscillator kind, preset)."""
+PORTED_TO_NODE = {"ideal": False, "ring-macromodel": True, "ring-circuit": True, "spin-torque": False}
+"""Chip ``device`` name -> whether its circuit is re-derived at the chip's node (a CMOS model card exists)."""
 
 _NEGLIGIBLE = 1e-3  # harmonics below 1e-3 of a_1 are dropped from the chip's H (the engine's cost grows with M)
 
@@ -141,18 +143,22 @@ def _stno_beta(osc) -> float:
     return math.atan2(h1[1], h1[0])
 
 
-@functools.lru_cache(maxsize=16)
-def _device(level: str, f0_hz: float | None):
+@functools.lru_cache(maxsize=32)
+def _device(level: str, f0_hz: float | None, node_nm: float, flavor: str):
     import hw_models as hw
+    from hw_models.technology import REFERENCE_NODE, chip_node
 
     kind, preset = DEVICE_PRESETS[level]
-    osc = hw.make_device(kind, preset)
+    if PORTED_TO_NODE[level] and float(node_nm) != REFERENCE_NODE.node_nm:  # the card ported to the node
+        osc = chip_node(node_nm, flavor).ring()
+    else:
+        osc = hw.make_device(kind, preset)
     if f0_hz is not None and float(f0_hz) != osc.frequency():
         osc = osc.with_frequency(float(f0_hz))
     return ChipDevice(name=level, oscillator=osc)
 
 
-def chip_device(name: str, *, f0_hz: float | None = None) -> ChipDevice:
+def chip_device(name: str, *, f0_hz: float | None = None, node_nm: float = 65.0, flavor: str = "LP") -> ChipDevice:
     """The :class:`ChipDevice` for a chip's ``device`` name.
 
     Parameters
@@ -162,11 +168,16 @@ def chip_device(name: str, *, f0_hz: float | None = None) -> ChipDevice:
         Nominal frequency [Hz]: the device is rescaled by a physical parameter (ring: load C, so D ∝ f₀²,
         H ∝ f₀, power unchanged; STNO: ω₀; ideal: f₀) with every number recomputed, or refused (ValueError
         naming ``f0_hz``) when that leaves the device's valid range.
+    node_nm, flavor : float, str
+        Technology node and flavour: ring devices away from the model card's 65 nm are the card's circuit
+        ported to the node (:meth:`hw_models.technology.TechnologyNode.ring`, which states its rule), so f₀, power,
+        phase diffusion, PPV and mismatch are re-derived by the circuit model; the ideal and spin-torque devices
+        have no CMOS node (their periphery scales, :mod:`mapping.energy`).
     """
     if name not in DEVICE_PRESETS:
         raise ValueError(f"unknown device {name!r}; valid: {', '.join(DEVICE_PRESETS)}")
     try:
-        return _device(name, None if f0_hz is None else float(f0_hz))
+        return _device(name, None if f0_hz is None else float(f0_hz), float(node_nm), str(flavor))
     except ValueError as exc:
         if f0_hz is None:
             raise

@@ -24,7 +24,8 @@ _SSA_WHY = {
     "norm_reference": "the norm-matching bound belongs to Kuramoto attention",
     "settle_cycles": "SSA chips settle and average over [ssa] settle_cycles and averaging_cycles",
     "steps_per_cycle": "SSA chips integrate with [ssa] steps_per_cycle",
-    "energy.analog_scores": "SSA cells already measure the scores S; the analog-score mode is for Kuramoto chips",
+    "scores.mode": "SSA cells already measure the scores S; the analog-score mode is for Kuramoto chips",
+    "decode.keys": "SSA cells start free-running and hold no token phases (a decoded token reruns its cells)",
 }
 _KURAMOTO_WHY = {f"ssa.{f.name}": "a Kuramoto chip has no SSA cells; [ssa] configures SSA chips only"
                  for f in dataclasses.fields(SSAConfig)}
@@ -71,6 +72,7 @@ def inert_fields(config: ChipConfig, kind: str, model_config=None, device=None) 
         why["norm_reference"] = (f"the model's bound is {model_config.bound!r}; only the norm-matching bound "
                                  f"reads the norm of a")
     why.update(_realism_why(config, kind, device))
+    why.update(_decode_why(config, kind, device))
     if device is not None and config.noise and device.diffusion_at(config.temperature_k) == 0:
         why["temperature_k"] = f"the {device.name!r} device has no thermal phase diffusion"
     return {name: reason for name, reason in why.items() if _get(config, name) not in _neutral(config, name)}
@@ -90,6 +92,21 @@ def _realism_why(config: ChipConfig, kind: str, device) -> dict:
         why["calibration_temperature_k"] = (f"the {device.name!r} device has no cited temperature coefficient of f0 "
                                             f"(no drift between calibration and run)")
     return why
+
+
+def _decode_why(config: ChipConfig, kind: str, device) -> dict:
+    """Held decode keys act only where the decode pass is reported and simulated."""
+    if not config.decode.held or "decode.keys" in _WHY[kind][0]:  # SSA: refused whatever the phase
+        return {}
+    if config.energy.phase != "decode":
+        return {"decode.keys": "held keys act in decode only; this chip reports and simulates the prefill pass "
+                               "([energy] phase = 'prefill')"}
+    from ..backends.decode import runs_decode_pass
+
+    if device is not None and not runs_decode_pass(kind, device.name):
+        return {"decode.keys": f"no backend of the {device.name!r} device simulates the decode pass (the phase "
+                               f"macromodel's does), so held phases would not be simulated"}
+    return {}
 
 
 def check_fields_act(config: ChipConfig, kind: str, model_config=None, device=None) -> None:

@@ -1,9 +1,12 @@
 """The layers of a compiled chip, one builder per model kind (Kuramoto attention, SSA).
 
-A builder reads the model's configuration and weights, draws each layer's mismatch (seeded by
-``config.mismatch_seed`` and the layer index), trims it, and records the layer's quantisers, coupler-spread
-seed and resources (:mod:`mapping.compiler.resources`). :data:`MODEL_KINDS` is the table the compiler, the
-coupling rule and the inert-field check read per model kind.
+A builder reads the model's configuration and weights and records each layer's quantisers, mismatch draw, trim
+and resources (:mod:`mapping.compiler.resources`); the mismatch comes from a :class:`TileDraw`, which follows
+the schedule (:mod:`mapping.compiler.schedule`): on the spatial chip every layer draws its own (seeded by
+``config.mismatch_seed`` and the layer index, as before schedules); on a multiplexed chip the physical tiles
+are drawn once and every unit carries the draw of the tile it runs on, so the units sharing a tile share its
+frequency errors, noise intensities, powers and coupler spreads. :data:`MODEL_KINDS` is the table the
+compiler, the coupling rule and the inert-field check read per model kind.
 """
 
 from __future__ import annotations
@@ -14,31 +17,80 @@ from typing import Callable
 import numpy as np
 
 from .. import units
-from ..chip import LayerMap, _sha, coupler_spread_draw
+from ..chip import PHYSICAL_STREAM, LayerMap, TileMap, _sha, coupler_spread_draw
 from ..periphery.quantise import Quantiser
 from .mismatch import draw_oscillators, trim
 from .resources import layer_resources
+from .schedule import UNIT_LAYOUT, build_schedule
 
-__all__ = ["ModelKind", "MODEL_KINDS", "model_kind_spec", "SSA_LAYER_KINDS"]
+__all__ = ["ModelKind", "MODEL_KINDS", "model_kind_spec", "SSA_LAYER_KINDS", "TileDraw"]
 
 SSA_LAYER_KINDS = {"pairwise": "ssa-pairwise", "collective": "ssa1d-collective"}
 """``ssa.mode`` -> the layer kind an SSA chip is compiled to."""
 
 
-def _layer_map(i, kind, *, config, device, freq_sigma, coup_sigma, shape, cshape, taps, res_kw, **fields):
-    """One LayerMap: the layer's mismatch draw (stream [seed, i, 1]), trim, coupler-spread seed [seed, i, 2]."""
-    rng = np.random.default_rng([config.mismatch_seed, i, 1])
-    eps, drel, pw = draw_oscillators(device, shape, rng, config.mismatch)
-    code, resid = trim(eps, freq_sigma, config.trim_bits)
-    cseed = [config.mismatch_seed, i, 2]
-    sha = _sha(coupler_spread_draw(cseed, cshape, coup_sigma)) if coup_sigma > 0 else ""
+class TileDraw:
+    """The chip's one mismatch draw, laid out by the schedule (see the module notes).
+
+    Parameters
+    ----------
+    config : ChipConfig
+    device : ChipDevice
+    freq_sigma, coup_sigma : float
+        Relative frequency and coupler spreads (0 without mismatch).
+    n_layers : int
+
+    Attributes
+    ----------
+    schedule : Schedule or None
+        Built at the first layer (:func:`mapping.compiler.schedule.build_schedule`).
+    """
+
+    def __init__(self, config, device, freq_sigma: float, coup_sigma: float, n_layers: int):
+        self.config, self.device, self.n_layers = config, device, int(n_layers)
+        self.freq_sigma, self.coup_sigma = float(freq_sigma), float(coup_sigma)
+        self.schedule = None
+        self._tiles = None
+
+    def _oscillators(self, rng, shape):
+        eps, drel, pw = draw_oscillators(self.device, shape, rng, self.config.mismatch)
+        code, resid = trim(eps, self.freq_sigma, self.config.trim_bits)
+        return code, resid, drel, pw
+
+    def layer(self, i: int, kind: str, shape: tuple, cshape: tuple) -> dict:
+        """LayerMap fields of layer ``i`` (oscillator array ``shape``, coupler array ``cshape``): trim codes,
+        residuals, diffusion and power draws, coupler-spread seed and digest, and the layer's tiles."""
+        cfg = self.config
+        if self.schedule is None:
+            self.schedule = build_schedule(cfg.array, kind, self.n_layers, shape)
+        if self.schedule.kind == "spatial":  # the layer's own draw: streams [seed, i, 1] and [seed, i, 2]
+            code, resid, drel, pw = self._oscillators(np.random.default_rng([cfg.mismatch_seed, i, 1]), shape)
+            cseed = [cfg.mismatch_seed, i, 2]
+            sha = _sha(coupler_spread_draw(cseed, cshape, self.coup_sigma)) if self.coup_sigma > 0 else ""
+            return dict(freq_trim_code=code, freq_residual_rel=resid, diffusion_rel=drel, power_w=pw,
+                        coupler_seed=cseed, coupler_sha256=sha, tiles=None)
+        nu = UNIT_LAYOUT[kind].unit_ndim
+        P = self.schedule.tiles
+        if self._tiles is None:  # every tile once: streams [seed, PHYSICAL_STREAM, 1] and [.., 2]
+            self._tiles = self._oscillators(np.random.default_rng([cfg.mismatch_seed, PHYSICAL_STREAM, 1]),
+                                            (P, *shape[nu:]))
+        tmap = TileMap(count=P, tile_of=self.schedule.tile_of[i])
+        code, resid, drel, pw = (tmap.gather(a) for a in self._tiles)
+        cseed = [cfg.mismatch_seed, PHYSICAL_STREAM, 2]
+        sha = (_sha(tmap.gather(coupler_spread_draw(cseed, tmap.physical_shape(cshape), self.coup_sigma)))
+               if self.coup_sigma > 0 else "")
+        return dict(freq_trim_code=code, freq_residual_rel=resid, diffusion_rel=drel, power_w=pw,
+                    coupler_seed=cseed, coupler_sha256=sha, tiles=tmap)
+
+
+def _layer_map(i, kind, *, config, draw, coup_sigma, shape, cshape, taps, res_kw, **fields):
+    """One LayerMap: the layer's mismatch from ``draw`` (:class:`TileDraw`), its resources and ``fields``."""
     res = layer_resources(kind, taps=taps, coupler_bits=config.coupling.bits, **res_kw)
-    return LayerMap(index=i, kind=kind, oscillator_shape=shape, freq_trim_code=code, freq_residual_rel=resid,
-                    coupler_shape=cshape, coupler_spread_rel=coup_sigma, coupler_seed=cseed, coupler_sha256=sha,
-                    resources=res.to_dict(), diffusion_rel=drel, power_w=pw, **fields)
+    return LayerMap(index=i, kind=kind, oscillator_shape=shape, coupler_shape=cshape, coupler_spread_rel=coup_sigma,
+                    resources=res.to_dict(), **draw.layer(i, kind, shape, cshape), **fields)
 
 
-def _kuramoto_layers(model, config, freq_sigma: float, coup_sigma: float, device, taps: int) -> list[LayerMap]:
+def _kuramoto_layers(model, config, draw: TileDraw, taps: int) -> list[LayerMap]:
     mc = model.config
     T, k, h = mc.seq_len, mc.k, mc.n_heads
     kh = k // h
@@ -48,14 +100,14 @@ def _kuramoto_layers(model, config, freq_sigma: float, coup_sigma: float, device
                          "model with value='circular'")
     cq = Quantiser(bits=config.coupling.bits, range=config.coupling.range, signed=False)
     gq = Quantiser(bits=config.coupling.gain_bits, range=config.coupling.gain_range, signed=True)
-    return [_layer_map(i, "kuramoto", config=config, device=device, freq_sigma=freq_sigma, coup_sigma=coup_sigma,
-                       shape=(banks, h, kh, T), cshape=(banks, h, kh, T, T), taps=taps,
+    return [_layer_map(i, "kuramoto", config=config, draw=draw, coup_sigma=draw.coup_sigma, shape=(banks, h, kh, T),
+                       cshape=(banks, h, kh, T, T), taps=taps,
                        res_kw={"n_heads": h, "head_dim": kh, "T": T, "banks": banks}, n_heads=h, head_dim=kh,
                        max_tokens=T, banks=banks, lam=0.0, coupling_quantiser=cq, gain_quantiser=gq)
             for i in range(mc.n_layers)]
 
 
-def _ssa_layers(model, config, freq_sigma: float, coup_sigma: float, device, taps: int) -> list[LayerMap]:
+def _ssa_layers(model, config, draw: TileDraw, taps: int) -> list[LayerMap]:
     mc = model.config
     T, h = mc.seq_len, mc.n_heads
     kind = SSA_LAYER_KINDS[config.ssa.mode]
@@ -72,9 +124,9 @@ def _ssa_layers(model, config, freq_sigma: float, coup_sigma: float, device, tap
     layers = []
     for i, blk in enumerate(model.blocks):
         lam = kappa / float(blk.attn.K.detach())
-        layers.append(_layer_map(i, kind, config=config, device=device, freq_sigma=freq_sigma,
-                                 coup_sigma=coup_sigma, shape=(h, T) if collective else (h, T, T, 2),
-                                 cshape=(h, T, T), taps=taps, res_kw={"n_heads": h, "head_dim": F, "T": T},
+        layers.append(_layer_map(i, kind, config=config, draw=draw, coup_sigma=draw.coup_sigma,
+                                 shape=(h, T) if collective else (h, T, T, 2), cshape=(h, T, T), taps=taps,
+                                 res_kw={"n_heads": h, "head_dim": F, "T": T},
                                  n_heads=h, head_dim=F, max_tokens=T, banks=1, lam=lam, coupling_quantiser=cq,
                                  gain_quantiser=None))
     return layers
@@ -94,7 +146,7 @@ class ModelKind:
         Kuramoto attention's matrix is causal and signed (one-way couplers, a negative receive gain being the
         output-swapped coupler); SSA's pairs are symmetric (bidirectional couplers).
     build_layers : callable
-        ``(model, config, freq_sigma, coup_sigma, device, taps) -> list[LayerMap]``.
+        ``(model, config, draw, taps) -> list[LayerMap]`` with the chip's :class:`TileDraw`.
     article : str
         "a Kuramoto" / "an SSA", for messages.
     """

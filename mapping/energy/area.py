@@ -1,62 +1,80 @@
-"""Layout area of a compiled chip: µm² per ring, per coupler (by bits), per readout channel, mm² per layer.
+"""Layout area of a compiled chip: the oscillator array, the SRAM and the digital periphery, at the chip's node.
 
-First-order cell sums over the one resource count (:func:`mapping.compiler.resources.layer_resources`), every
-figure from :data:`mapping.energy.constants.AREA` (assumed layout figures of a
-65 nm process; the cited ring chips [Moy22: 1,968 rings, 65 nm; Lo23: 48-spin all-to-all, 65 nm] report
-whole-chip figures whose per-cell breakdown is not reproduced here, so these areas are NOT checked against a
-measured layout). Reported beside the energy; the clock model (:mod:`mapping.energy.chip_terms`) takes its wire
-lengths from the array pitch computed here.
+First-order cell sums over the silicon's resource count (``chip.resources``: every layer's own cells on the
+spatial chip, the tiles' on a multiplexed one; :mod:`mapping.compiler.schedule`), every figure from
+:data:`mapping.energy.constants.AREA` (assumed layout figures of a 65 nm process; the cited ring chips [Moy22:
+1,968 rings, 65 nm; Lo23: 48-spin all-to-all, 65 nm] report whole-chip figures whose per-cell breakdown is not
+reproduced here, so these areas are NOT checked against a measured layout). Reported beside the energy; the
+clock model (:mod:`mapping.energy.chip_terms`) takes its wire lengths from the array pitch computed here and
+the leakage its die area.
 
-- ring (CMOS): n_stages × (inverter + load capacitor C_load / MOS-cap density) + trim DAC (trim_bits
-  binary-weighted unit gates + latches) + injection switch (one unit gate);
+- ring (CMOS): n_stages × (inverter + load capacitor C_load / MOS-cap density) + trim DAC (trim_bits latches +
+  binary-weighted unit gates) + injection switch (one unit gate);
 - spin-torque oscillator: pillar + its mA bias source;
 - coupler, b bits: b latches + (2^b − 1) unit transmission gates (binary-weighted conductance), × wiring
   overhead; an analog (unquantised) coupler is charged as 8 bits (assumed);
-- readout channel: phase detector with hold capacitor; ADCs shared by :data:`ADC_SHARE` channels.
+- readout channel: phase detector with hold capacitor; one ADC per ``[array] channels_per_adc`` channels;
+- SRAM: the buffers of :func:`mapping.energy.sram.sram_buffers` in bitcells over the macro efficiency;
+- digital periphery: ``[array] macs`` multiply-accumulate units at ``energy.digital_precision`` ([Hor14] areas)
+  × the periphery overhead.
+
+At another node than 65 nm every logic and mixed-signal cell (inverter, unit gate, detector, ADC, MAC) scales by
+the Stillmaker-Baas area table, latches and SRAM by the published bitcell areas, and the MOS capacitor density by
+the node's effective capacitance over its area ratio, so that the ring ported by self-similar scaling keeps its
+share of area (:mod:`hw_models.technology`). Analog cells scale worse than logic in practice: below 65 nm these
+areas are optimistic (stated).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..compiler.resources import layer_resources
-from .constants import ADC_SHARE, AREA
+from . import constants as ec
+from .constants import AREA
 
-__all__ = ["AreaModel", "ring_area_um2", "coupler_area_um2", "readout_channel_area_um2", "chip_area"]
+__all__ = ["AreaModel", "ring_area_um2", "coupler_area_um2", "readout_channel_area_um2", "chip_area",
+           "area_model", "ANALOG_BITS"]
 
 ANALOG_BITS = 8  # an unquantised coupler / readout is charged as 8 bits (assumed)
 
 
-def _a(name: str) -> float:
-    return AREA[name].value
+def _a(name: str, node=ec.REFERENCE_NODE) -> float:
+    """An :data:`AREA` figure [um^2] at ``node``: latches by the bitcell table, the rest by the area table."""
+    if name == "sram_cell_um2":
+        return node.sram_cell_area().value
+    if name == "mos_cap_f_per_um2":  # C x s_C on area x s_A: the capacitor keeps its share of the ported ring
+        return AREA[name].value * ec.at_node(1.0, node, "capacitance") / ec.at_node(1.0, node, "area")
+    return ec.at_node(AREA[name].value, node, "area")
 
 
-def ring_area_um2(n_stages: int = 5, c_load_f: float = 20e-15, trim_bits: int | None = 8) -> float:
-    """Area of one CMOS ring with its trim DAC and injection switch [µm²]."""
+def ring_area_um2(n_stages: int = 5, c_load_f: float = 20e-15, trim_bits: int | None = 8,
+                  node=ec.REFERENCE_NODE) -> float:
+    """Area of one CMOS ring with its trim DAC and injection switch [µm²] at ``node``."""
     if n_stages < 3 or n_stages % 2 == 0:
         raise ValueError(f"n_stages must be an odd integer >= 3, got {n_stages}")
     tb = trim_bits or 0
-    stage = _a("inverter_um2") + c_load_f / _a("mos_cap_f_per_um2")
-    return n_stages * stage + tb * _a("sram_cell_um2") + (2**tb - 1) * _a("unit_switch_um2") * (tb > 0) \
-        + _a("unit_switch_um2")
+    stage = _a("inverter_um2", node) + c_load_f / _a("mos_cap_f_per_um2", node)
+    sw = _a("unit_switch_um2", node)
+    return n_stages * stage + tb * _a("sram_cell_um2", node) + (2**tb - 1) * sw * (tb > 0) + sw
 
 
-def stno_area_um2() -> float:
-    """Area of one spin-torque oscillator with its bias source [µm²]."""
-    return _a("stno_pillar_um2") + _a("stno_bias_um2")
+def stno_area_um2(node=ec.REFERENCE_NODE) -> float:
+    """Area of one spin-torque oscillator with its bias source [µm²] (the pillar does not scale with the CMOS
+    node; its bias transistor does)."""
+    return AREA["stno_pillar_um2"].value + _a("stno_bias_um2", node)
 
 
-def coupler_area_um2(bits: int | None) -> float:
+def coupler_area_um2(bits: int | None, node=ec.REFERENCE_NODE) -> float:
     """Area of one programmable coupler of ``bits`` bits [µm²] (None: analog, charged as 8 bits)."""
     b = bits or ANALOG_BITS
     if b < 1:
         raise ValueError(f"bits must be >= 1, got {b}")
-    return (b * _a("sram_cell_um2") + (2**b - 1) * _a("unit_switch_um2")) * _a("wiring_overhead")
+    return (b * _a("sram_cell_um2", node) + (2**b - 1) * _a("unit_switch_um2", node)) * AREA["wiring_overhead"].value
 
 
-def readout_channel_area_um2() -> float:
+def readout_channel_area_um2(channels_per_adc: int = 64, node=ec.REFERENCE_NODE) -> float:
     """Area of one phase-detector channel incl. its share of an ADC [µm²]."""
-    return _a("detector_um2") + _a("adc_um2") / ADC_SHARE.value
+    return _a("detector_um2", node) + _a("adc_um2", node) / channels_per_adc
 
 
 @dataclass(frozen=True)
@@ -67,71 +85,107 @@ class AreaModel:
     coupler_um2: float
     readout_um2: float
     gain_dac_um2: float
+    detector_um2: float
+    adc_um2: float
     sources: dict
 
 
+def _node(chip):
+    from hw_models.technology import chip_node
+
+    return chip_node(chip.config.node_nm, chip.config.node_flavor)
+
+
 def area_model(chip) -> AreaModel:
-    """The :class:`AreaModel` of a chip (device kind from its profile, bits from its config)."""
-    cfg = chip.config
+    """The :class:`AreaModel` of a chip (device kind from its profile, bits from its config, the chip's node)."""
+    cfg, node = chip.config, _node(chip)
+    at = f" at {node.node_nm:g} nm (65 nm figures carried by hw_models.technology)" if node.node_nm != 65 else ""
     if chip.device.is_stno:
-        osc, osrc = stno_area_um2(), f"STNO pillar + bias: {AREA['stno_pillar_um2'].source}; " \
-                                     f"{AREA['stno_bias_um2'].source}"
+        osc, osrc = stno_area_um2(node), f"STNO pillar + bias: {AREA['stno_pillar_um2'].source}; " \
+                                         f"{AREA['stno_bias_um2'].source}"
     else:
         # the chip's own ring where the device object carries its params (else the 65 nm preset's 5 x 20 fF)
         params = getattr(getattr(chip.device, "oscillator", None), "params", None)
         n_st, c_l = int(getattr(params, "n_stages", 5)), float(getattr(params, "c_load_f", 20e-15))
-        osc = ring_area_um2(n_st, c_l, trim_bits=cfg.trim_bits)
-        osrc = (f"{n_st} stages x (inverter {_a('inverter_um2')} um^2 + {c_l * 1e15:g} fF / MOS-cap density) + "
-                f"{cfg.trim_bits}-bit "
-                f"trim DAC + injection switch: {AREA['inverter_um2'].source}; {AREA['mos_cap_f_per_um2'].source}")
         if not chip.device.is_ring:
-            osrc = "ideal device charged as the 65 nm ring (assumed): " + osrc
+            c_l = ec.at_node(c_l, node, "capacitance")
+        osc = ring_area_um2(n_st, c_l, trim_bits=cfg.trim_bits, node=node)
+        osrc = (f"{n_st} stages x (inverter {AREA['inverter_um2'].value} um^2 + {c_l * 1e15:.3g} fF / MOS-cap "
+                f"density) + {cfg.trim_bits}-bit trim DAC + injection switch: {AREA['inverter_um2'].source}; "
+                f"{AREA['mos_cap_f_per_um2'].source}")
+        if not chip.device.is_ring:
+            osrc = "ideal device charged as the ring at the chip's node (assumed): " + osrc
     gb = cfg.coupling.gain_bits or ANALOG_BITS
+    cb = cfg.coupling.bits or ANALOG_BITS
+    cpa = cfg.array.channels_per_adc
     return AreaModel(
-        oscillator_um2=osc, coupler_um2=coupler_area_um2(cfg.coupling.bits), readout_um2=readout_channel_area_um2(),
-        gain_dac_um2=gb * _a("sram_cell_um2") + (2**gb - 1) * _a("unit_switch_um2"),
+        oscillator_um2=osc, coupler_um2=coupler_area_um2(cfg.coupling.bits, node),
+        readout_um2=readout_channel_area_um2(cpa, node), detector_um2=_a("detector_um2", node),
+        adc_um2=_a("adc_um2", node),
+        gain_dac_um2=gb * _a("sram_cell_um2", node) + (2**gb - 1) * _a("unit_switch_um2", node),
         sources={
-            "oscillator_um2": osrc,
-            "coupler_um2": f"{cfg.coupling.bits or ANALOG_BITS} latches + {2 ** (cfg.coupling.bits or ANALOG_BITS) - 1} "
-                           f"unit gates, x {_a('wiring_overhead')} wiring: {AREA['sram_cell_um2'].source}; "
-                           f"{AREA['unit_switch_um2'].source}; {AREA['wiring_overhead'].source}",
-            "readout_um2": f"detector + 1/{ADC_SHARE.value:g} ADC: {AREA['detector_um2'].source}; "
-                           f"{AREA['adc_um2'].source}; {ADC_SHARE.source}",
-            "gain_dac_um2": f"{gb}-bit receive-gain DAC per oscillator (latches + binary-weighted gates)",
+            "oscillator_um2": osrc + at,
+            "coupler_um2": f"{cb} latches + {2 ** cb - 1} unit gates, x {AREA['wiring_overhead'].value} wiring: "
+                           f"{node.sram_cell_area().source}; {AREA['unit_switch_um2'].source}; "
+                           f"{AREA['wiring_overhead'].source}" + at,
+            "readout_um2": f"detector + 1/{cpa} ADC ([array] channels_per_adc): {AREA['detector_um2'].source}; "
+                           f"{AREA['adc_um2'].source}" + at,
+            "gain_dac_um2": f"{gb}-bit receive-gain DAC per oscillator (latches + binary-weighted gates)" + at,
         })
 
 
-def layer_counts(lm, taps: int) -> dict:
-    """Physical cells of one layer: oscillators, couplers, readout channels, gain DACs (the one resource count,
-    :func:`mapping.compiler.resources.layer_resources`)."""
-    r = layer_resources(lm.kind, n_heads=lm.n_heads, head_dim=lm.head_dim, T=lm.max_tokens, banks=lm.banks,
-                        taps=taps)
-    return {"oscillators": r.oscillators, "couplers": r.couplers, "readout_channels": r.readout_channels,
-            "gain_dacs": r.gain_dacs}
+def _sram(chip) -> dict:
+    """The chip's SRAM buffers [bytes] (:func:`mapping.energy.sram.sram_buffers`)."""
+    from .sram import sram_buffers
+
+    cfg, lm = chip.config, chip.layers[0]
+    taps = int(chip.coupling_rule.get("taps", 1)) if chip.coupling_rule else 1
+    return sram_buffers(chip.kind, lm.kind, chip.model_info["config"], T=lm.max_tokens, n_layers=len(chip.layers),
+                        n_heads=lm.n_heads, head_dim=lm.head_dim, banks=lm.banks, taps=taps,
+                        coupler_bits=cfg.coupling.bits or ANALOG_BITS, readout_bits=cfg.readout.bits or ANALOG_BITS,
+                        precision=cfg.energy.digital_precision)
 
 
 def chip_area(chip) -> dict:
-    """Area per layer and in total [mm²], with the per-cell figures and their sources.
+    """Die area [mm²]: the oscillator array, the SRAM and the digital periphery, with the per-cell figures and
+    their sources.
 
     Returns
     -------
-    dict with ``area_mm2`` (all layers), ``per_layer_mm2`` (list), ``cells_um2`` (per-cell areas),
-    ``counts`` (cells per layer), ``sources``.
+    dict with ``area_mm2`` (the die), ``array_mm2``, ``sram_mm2``, ``periphery_mm2``, ``sram_bytes`` and
+    ``sram_buffers`` (bytes per buffer), ``tile_mm2`` (one tile), ``layer_array_mm2`` and ``array_oscillators``
+    (the array one layer runs on: its own on the spatial chip, every tile on a multiplexed one), ``counts`` (the
+    silicon's cells), ``adcs``, ``cells_um2`` (per-cell areas), ``sources``, ``validity``.
     """
+    cfg, node = chip.config, _node(chip)
     am = area_model(chip)
-    taps = int(chip.coupling_rule.get("taps", 1)) if chip.coupling_rule else 1
-    per_layer, counts = [], []
-    for lm in chip.layers:
-        c = layer_counts(lm, taps)
-        n_adc = -(-c["readout_channels"] // int(ADC_SHARE.value))
-        um2 = (c["oscillators"] * am.oscillator_um2 + c["couplers"] * am.coupler_um2
-               + c["readout_channels"] * AREA["detector_um2"].value + n_adc * AREA["adc_um2"].value
-               + c["gain_dacs"] * am.gain_dac_um2)
-        per_layer.append(um2 * 1e-6)
-        counts.append(c)
-    return {"area_mm2": sum(per_layer), "per_layer_mm2": per_layer,
+    r = chip.resources
+    n_adc = -(-int(r["readout_channels"]) // cfg.array.channels_per_adc)
+    um2 = (r["oscillators"] * am.oscillator_um2 + r["couplers"] * am.coupler_um2
+           + r["readout_channels"] * am.detector_um2 + n_adc * am.adc_um2 + r["gain_dacs"] * am.gain_dac_um2)
+    array = um2 * 1e-6
+    sram = _sram(chip)
+    sram_mm2 = sram["total"] * 8 * node.sram_cell_area().value / ec.SRAM_ARRAY_EFFICIENCY.value * 1e-6
+    prec = cfg.energy.digital_precision
+    mac = ec.mac_area_um2(prec, node)
+    periphery = cfg.array.macs * mac * ec.PERIPHERY_OVERHEAD.value * 1e-6
+    sc = chip.schedule
+    share = (sc.n_layers if sc is not None and sc.kind == "spatial" else 1)  # the array one layer runs on
+    return {"area_mm2": array + sram_mm2 + periphery, "array_mm2": array, "sram_mm2": sram_mm2,
+            "periphery_mm2": periphery, "sram_bytes": sram["total"], "sram_buffers": sram,
+            "tile_mm2": array / (sc.tiles if sc is not None else share),
+            "layer_array_mm2": array / share, "array_oscillators": r["oscillators"] / share,
+            "counts": dict(r), "adcs": n_adc,
             "cells_um2": {"oscillator": am.oscillator_um2, "coupler": am.coupler_um2,
-                          "readout_channel": am.readout_um2, "gain_dac": am.gain_dac_um2},
-            "counts": counts, "sources": am.sources,
-            "validity": "first-order cell sums at 65 nm (assumed layout figures); not checked against a "
-                        "measured layout"}
+                          "readout_channel": am.readout_um2, "gain_dac": am.gain_dac_um2, "mac": mac},
+            "sources": {**am.sources,
+                        "sram_mm2": f"{sram['total']:.4g} B x 8 bitcells of {node.sram_cell_area().value:.3g} um^2 "
+                                    f"({node.sram_cell_area().source}) / {ec.SRAM_ARRAY_EFFICIENCY.value:g} "
+                                    f"({ec.SRAM_ARRAY_EFFICIENCY.source})",
+                        "periphery_mm2": f"{cfg.array.macs} {prec} MACs ([array] macs) x {mac:.4g} um^2 ([Hor14] 45 nm "
+                                         f"adder + multiplier areas, Stillmaker-Baas area table; recalled: check) x "
+                                         f"{ec.PERIPHERY_OVERHEAD.value:g} ({ec.PERIPHERY_OVERHEAD.source})"},
+            "validity": f"first-order cell sums at {node.node_nm:g} nm (assumed layout figures at 65 nm"
+                        + ("" if node.node_nm == 65 else ", carried by the Stillmaker-Baas area table and the bitcell "
+                           "table: optimistic for analog cells") + "); not checked against a measured layout"}
+

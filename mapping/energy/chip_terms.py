@@ -1,257 +1,259 @@
-"""The chip's energy per token: a sum of named terms, each with its source (DESIGN §5.5).
+"""The chip's energy per token: a sum of named terms, each with its source (DESIGN §5.5, §5.7).
 
 Everything is per token, in one of two phases: **prefill** (the T tokens of a sequence at once; a sequence's
 arrays are programmed once and amortised over its T tokens) and **decode** (one new token at position t
 against the stored phases of the t − 1 earlier ones, averaged over t = 1..T). The cells and events of a pass
-come from the one resource count (:func:`mapping.compiler.resources.pass_events`), the constants from
-:mod:`mapping.energy.constants`, device numbers from :mod:`hw_models` (:mod:`mapping.energy.device_power`).
+come from the one resource count (:func:`mapping.compiler.resources.pass_events`), the reuse of the physical
+array from the schedule (:class:`mapping.energy.spec.ChipEnergySpec`: programs, SRAM reloads, rounds), the
+constants from :mod:`mapping.energy.constants` carried to the chip's node by :mod:`hw_models.technology`,
+device numbers from :mod:`hw_models` (:mod:`mapping.energy.device_power`, the device at the node).
 
-Terms (per layer, summed over layers):
+Terms (:data:`TERMS`, in this order; per layer and summed over layers unless said):
 
 - ``oscillators_j``: N_osc · P_osc · (τ_s + t_read);
-- ``injection_j``: phase writing by injection locking, N_osc · (P_osc + P_driver) · t_inj
-  (:mod:`mapping.periphery.injection`); SSA cells start free-running and write no phases;
+- ``injection_j``: phase writing by injection locking, N_osc · (P_osc + P_driver) · t_inj, in every use of a
+  tile (:mod:`mapping.periphery.injection`); SSA cells start free-running and write no phases;
 - ``static_coupler_j``: N_couplers · P_coupler · the coupled time (Kuramoto: τ_s, the couplers open for the
   readout window; SSA: τ_s + averaging window), every coupler at full scale (an upper estimate);
-- ``coupler_programming_j``: coupler-register bits × E_bit (a latch write);
-- ``dac_j``: the binary-weighted coupler DACs and the DACs updated per pass (receive gains; SSA: frequency
-  DACs), ½ (2^b − 1) C_u V² per conversion, their settling time reported in ``timeline_s``;
+- ``coupler_programming_j``: coupler-register bits written × E_bit (a latch write), for every unit whose tile
+  takes a new coupling matrix (a tile that keeps its matrix for the next unit is not rewritten);
+- ``dac_j``: the binary-weighted coupler DACs (with the programming) and the DACs updated per use (receive
+  gains, also reset to unity for a reference-bank unit on a shared tile; SSA: frequency DACs),
+  ½ (2^b − 1) C_u V² per conversion;
 - ``clock_j``: the reference clock to every injection and detector site, (2 × pitch × c_wire + C_sink) V² f₀
   over the window (pitch from :mod:`mapping.energy.area`);
 - ``phase_detector_j``: XOR/mixer detectors, C_det V² · 2 f₀ · t_read per channel;
 - ``readout_j``: ADC conversions, FoM · 2^bits per channel;
-- ``sram_j``: SRAM traffic of the weights, of A into the array, of the phases in and out and of the stored
+- ``sram_j``: SRAM traffic of the weights, of the coupling values into the array (once written, read for every
+  round that programs them), of the phases in (read for every round that injects them) and out, of the stored
   keys, plus the bus wires across the array (``sram_breakdown_j``);
 - ``digital_periphery_j``: the attention's digital operations × ½ MAC energy at ``energy.digital_precision``
-  and 65 nm;
-- with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``.
+  and the chip's node;
+- with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``
+  (registered by :mod:`mapping.energy.analog_scores`); decode with held keys: ``held_keys_j`` (registered by
+  :mod:`mapping.energy.phase_memory`, which also changes the decode pass's events);
+- ``leakage_j`` (whole chip, not per layer): die area × leakage density at the node × latency per token
+  (:mod:`mapping.energy.latency`).
+
+A term is a :class:`~mapping.energy.terms.ChipTerm` in the one registry :data:`~mapping.energy.terms.TERMS`;
+another module adds one with :func:`~mapping.energy.terms.register_term` (its energy and its source as functions
+of the spec and the pass context :func:`pass_context`, optionally the events and report keys of its mode), and
+every report, table and plot picks it up by name.
 
 Amdahl: the array replaces ``offloaded_flops`` of the chip's digital work; with the offloaded fraction f, no
 array can make the chip more than ``amdahl_max_gain`` = 1 / (1 − f) times better than the same chip doing that
-work digitally (``digital_only_chip_j``).
+work digitally (``digital_only_chip_j``, dynamic energy, at the same node).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..compiler.resources import pass_events
 from . import constants as ec
-from .area import ANALOG_BITS, chip_area
-from .constants import GPUS
-from .device_power import coupler_static_power, oscillator_power
+from .latency import pass_timeline
 from .ops import PHASES, attention_cost
+from .spec import LAYER_ENERGY, ChipEnergySpec, LayerEnergyModel
+from .sram import sram_buffers
+from .terms import TERMS, ChipTerm, array_terms, at_node_note, dac_conversion_j, register_term, t_sw
 
-__all__ = ["ChipEnergySpec", "chip_energy_per_token", "LAYER_ENERGY", "LayerEnergyModel", "PHASES",
-           "ARRAY_TERMS"]
-
-ARRAY_TERMS = ("oscillators_j", "injection_j", "static_coupler_j", "coupler_programming_j", "dac_j", "clock_j",
-               "phase_detector_j", "readout_j", "score_oscillators_j", "score_mixers_j", "score_readout_j")
-
-
-@dataclass(frozen=True)
-class LayerEnergyModel:
-    """How a layer kind uses its array in the energy model.
-
-    Attributes
-    ----------
-    couplers_open_for_readout : bool
-        Kuramoto: the couplers open at τ_s and the readout reads the free-running window; SSA cells stay coupled
-        while they average.
-    digital_scores : bool
-        The scores are digital (stored keys read; the analog-score mode can move them onto the oscillators).
-    digital_coherence : bool
-        ⟨cos(θ_i − θ_j)⟩ is accumulated digitally from the phase samples (collective SSA-1D).
-    pass_dacs : str
-        What the DACs updated per pass set ('receive-gain' or 'frequency').
-    """
-
-    couplers_open_for_readout: bool
-    digital_scores: bool
-    digital_coherence: bool
-    pass_dacs: str
-
-
-LAYER_ENERGY = {
-    "kuramoto": LayerEnergyModel(True, True, False, "receive-gain"),
-    "ssa-pairwise": LayerEnergyModel(False, False, False, "frequency"),
-    "ssa1d-collective": LayerEnergyModel(False, False, True, "frequency"),
-}
-"""Layer kind -> :class:`LayerEnergyModel`."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChipEnergySpec:
-    """Everything the chip energy model reads, as plain numbers (built from a chip by :meth:`from_chip`).
-
-    Attributes
-    ----------
-    kind : {'kuramoto', 'ssa'}
-    layer_kind : {'kuramoto', 'ssa-pairwise', 'ssa1d-collective'}
-    n_layers, n_heads, head_dim, banks, taps, T : int
-    model_config : dict
-    f0_hz : float
-        Oscillator frequency [Hz].
-    p_osc_w, p_coupler_w : float
-        Oscillator power and full-scale static coupler dissipation [W].
-    e_bit_write_j : float
-        Coupler-register write energy per bit [J].
-    settle_cycles, read_cycles : float
-        Settle window and readout averaging window [cycles] (SSA: transient and averaging window).
-    coupler_bits, gain_bits, readout_bits : int
-        Resolutions (analog/unquantised charged as 8 bits).
-    digital_precision, gpu, gpu_precision : str
-    batch : int
-    area_mm2_per_layer : float
-        Layer area, for the clock and bus wire lengths.
-    tau : tuple of float
-        Score temperature τ of each layer (analog-score noise), 1.0 where unknown.
-    readout_noise_rad, diffusion_rad2_per_s : float
-        Detector noise (single cycle) and oscillator phase diffusion, for the analog-score noise.
-    readout_samples : float
-        Phase samples converted per oscillator (SSA-1D collective: the averaging window over the detector
-        window, for ⟨cos(θ_i − θ_j)⟩; 1 otherwise).
-    injection_s, injection_driver_w : float
-        Injection time per phase write [s] and reference-driver power per oscillator [W]
-        (:func:`mapping.periphery.injection.injection_energy_j`; charged on layers whose phases are written by
-        injection, see :data:`LAYER_ENERGY`).
-    sources : dict
-    """
-
-    kind: str
-    layer_kind: str
-    n_layers: int
-    n_heads: int
-    head_dim: int
-    banks: int
-    taps: int
-    T: int
-    model_config: dict
-    f0_hz: float
-    p_osc_w: float
-    p_coupler_w: float
-    e_bit_write_j: float
-    settle_cycles: float
-    read_cycles: float
-    coupler_bits: int
-    gain_bits: int
-    readout_bits: int
-    digital_precision: str = "int16"
-    gpu: str = "H100-SXM"
-    gpu_precision: str = "bf16"
-    batch: int = 1
-    area_mm2_per_layer: float
-    tau: tuple = ()
-    readout_noise_rad: float = 2e-3
-    diffusion_rad2_per_s: float = 0.0
-    readout_samples: float = 1.0
-    injection_s: float
-    injection_driver_w: float
-    sources: dict
-
-    def __post_init__(self):
-        for n in ("n_layers", "n_heads", "head_dim", "banks", "taps", "T", "batch"):
-            v = getattr(self, n)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"ChipEnergySpec.{n} must be a positive integer, got {v!r}")
-        for n in ("f0_hz", "read_cycles", "area_mm2_per_layer", "readout_samples"):
-            v = getattr(self, n)
-            if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"ChipEnergySpec.{n} must be finite and > 0, got {v!r}")
-        for n in ("p_osc_w", "p_coupler_w", "e_bit_write_j", "settle_cycles", "readout_noise_rad",
-                  "diffusion_rad2_per_s", "injection_s", "injection_driver_w"):
-            v = getattr(self, n)
-            if not (math.isfinite(v) and v >= 0):
-                raise ValueError(f"ChipEnergySpec.{n} must be finite and >= 0, got {v!r}")
-        for n in ("coupler_bits", "gain_bits", "readout_bits"):
-            v = getattr(self, n)
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 24:
-                raise ValueError(f"ChipEnergySpec.{n} must be an integer in [1, 24], got {v!r}")
-        if self.digital_precision not in ec.PRECISIONS:
-            raise ValueError(f"digital_precision must be one of {', '.join(ec.PRECISIONS)}")
-        if self.gpu not in GPUS:
-            raise ValueError(f"unknown GPU {self.gpu!r}; valid: {', '.join(GPUS)}")
-        if self.layer_kind not in LAYER_ENERGY:
-            raise ValueError(f"layer_kind must be one of {', '.join(LAYER_ENERGY)}, got {self.layer_kind!r}")
-
-    @classmethod
-    def from_chip(cls, chip, T: int | None = None) -> "ChipEnergySpec":
-        """The spec of a compiled chip, for sequences of ``T`` tokens (default its context)."""
-        cfg, dev = chip.config, chip.device
-        lm = chip.layers[0]
-        T = int(T or lm.max_tokens)
-        pc, pc_src = coupler_static_power(dev, chip.kind)
-        scores = LAYER_ENERGY[lm.kind].digital_scores  # Kuramoto: settle and readout windows, gain DACs, τ
-        taus = ()
-        if chip.model is not None and scores:
-            try:
-                taus = tuple(float(L.attn.tau.detach()) for L in chip.model.layers)
-            except AttributeError:
-                taus = ()
-        area = chip_area(chip)
-        t_inj, drv_w, inj_src = _injection(chip)
-        return cls(
-            kind=chip.kind, layer_kind=lm.kind, n_layers=len(chip.layers), n_heads=lm.n_heads,
-            head_dim=lm.head_dim, banks=lm.banks,
-            taps=int(chip.coupling_rule.get("taps", 1)) if chip.coupling_rule else 1, T=T,
-            model_config=dict(chip.model_info["config"]), f0_hz=dev.f0_hz, p_osc_w=oscillator_power(chip),
-            p_coupler_w=pc, e_bit_write_j=ec.COUPLER_WRITE_J_PER_BIT.value,
-            settle_cycles=cfg.settle_cycles if scores else cfg.ssa.settle_cycles,
-            read_cycles=cfg.readout.averaging_cycles if scores else cfg.ssa.averaging_cycles,
-            coupler_bits=cfg.coupling.bits or ANALOG_BITS,
-            # Kuramoto: the receive-gain DAC; SSA: the per-oscillator frequency DAC, at the trim resolution
-            gain_bits=(cfg.coupling.gain_bits if scores else cfg.trim_bits) or ANALOG_BITS,
-            readout_bits=cfg.readout.bits or ANALOG_BITS, digital_precision=cfg.energy.digital_precision,
-            gpu=cfg.energy.gpu, gpu_precision=cfg.energy.gpu_precision, batch=cfg.energy.batch,
-            area_mm2_per_layer=area["area_mm2"] / len(chip.layers), tau=taus,
-            readout_noise_rad=cfg.readout.noise_rad if cfg.noise else 0.0,
-            diffusion_rad2_per_s=dev.diffusion_at(cfg.temperature_k) if cfg.noise else 0.0,
-            readout_samples=max(1.0, cfg.ssa.averaging_cycles / cfg.readout.averaging_cycles)
-            if LAYER_ENERGY[lm.kind].digital_coherence else 1.0,
-            injection_s=t_inj, injection_driver_w=drv_w,
-            sources={"p_osc_w": dev.sources.get("power_w", dev.sources.get("power", "assumed")) + " (mean over the "
-                                "chip's instances where it carries a per-instance draw)",
-                     "p_coupler_w": pc_src, "e_bit_write_j": ec.COUPLER_WRITE_J_PER_BIT.source,
-                     "injection": inj_src, "area": area["validity"]},
-        )
-
-
-def _injection(chip):
-    """(t_inj [s], driver power per oscillator [W], source) of one phase write (:mod:`mapping.periphery.injection`).
-
-    In ``mode = "ideal"`` the fidelity run starts at the token phases, but a physical chip still writes them:
-    the energy is charged as an injection of ``injection.cycles`` cycles (stated in the source)."""
-    import dataclasses
-
-    from ..periphery.injection import injection_energy_j, injection_time_s
-
-    inj = chip.config.injection
-    cfg = chip.config
-    ideal = not inj.injected
-    if ideal:
-        cfg = cfg.replace(injection=dataclasses.replace(inj, mode="injected"))
-    t = injection_time_s(cfg, chip.device.f0_hz)
-    e = injection_energy_j(cfg, chip.device, 1.0)
-    how = (f"charged as injected for {inj.cycles:g} cycles (the fidelity run idealises injection: mode 'ideal')"
-           if ideal else f"the chip's injection, configured t_inj = {inj.cycles:g} cycles")
-    return t, float(e["drivers_j"]) / t, f"mapping.periphery.injection, {how}: {e['source']}"
-
-
-def _dac_conversion_j(bits: int, vdd: float) -> float:
-    """Switching energy of one binary-weighted DAC update, ½ (2^b − 1) C_u V² (half the gates toggle, assumed)."""
-    return 0.5 * (2**bits - 1) * ec.C_UNIT_SWITCH_F.value * vdd**2
+__all__ = ["ChipEnergySpec", "chip_energy_per_token", "chip_energy", "LAYER_ENERGY", "LayerEnergyModel", "PHASES",
+           "ARRAY_TERMS", "array_terms", "TERMS", "ChipTerm", "register_term", "pass_context"]
 
 
 def _dac_settle_s(bits: int) -> float:
-    """Settling to ½ LSB of the MSB gate bank: (b + 1) ln 2 · R · 2^(b−1) C_u."""
+    """Settling to ½ LSB of the MSB gate bank at 65 nm: (b + 1) ln 2 · R · 2^(b−1) C_u."""
     return (bits + 1) * math.log(2) * ec.R_DAC_DRIVER_OHM.value * 2 ** (bits - 1) * ec.C_UNIT_SWITCH_F.value
 
 
-def _events(s: "ChipEnergySpec", phase: str) -> dict:
+def _events(s: ChipEnergySpec, phase: str) -> dict:
     """Cells and events of one layer per pass (:func:`mapping.compiler.resources.pass_events`)."""
     return pass_events(s.layer_kind, n_heads=s.n_heads, head_dim=s.head_dim, T=s.T, banks=s.banks, taps=s.taps,
                        prefill=phase == PHASES[0])
+
+
+def _node_figures(s: ChipEnergySpec, c: dict) -> None:
+    """The node's supply, converters, DACs, wires, clocks and leakage (:mod:`hw_models.technology`)."""
+    tn = c["node"] = s.node
+    V = c["V"] = tn.vdd
+    c["c_unit"] = ec.at_node(ec.C_UNIT_SWITCH_F.value, tn, "capacitance")
+    c["t_dac"] = ec.at_node(max(_dac_settle_s(s.coupler_bits), _dac_settle_s(s.gain_bits)), tn, "delay")
+    c["e_dac_c"] = dac_conversion_j(s.coupler_bits, c["c_unit"], V)
+    c["e_dac_g"] = dac_conversion_j(s.gain_bits, c["c_unit"], V)
+    c["fom"] = tn.adc_fom()
+    c["e_conv"] = c["fom"].value * 2**s.readout_bits
+    c["e_op"] = ec.op_energy_j(s.digital_precision, tn)
+    c["c_wire"] = tn.wire_capacitance().value
+    c["c_sink_load"] = ec.at_node(ec.C_CLOCK_SINK_F.value, tn, "capacitance")
+    c["c_det"] = ec.at_node(ec.C_DETECTOR_F.value, tn, "capacitance")
+    c["f_clk"] = ec.at_node(ec.PERIPHERY_CLOCK_HZ.value, tn, "rate")
+    c["adc_rate"] = ec.at_node(ec.ADC_RATE_HZ.value, tn, "rate")
+    c["leak_density"] = tn.leakage_density()
+
+
+def _sram_figures(s: ChipEnergySpec, c: dict, phase: str) -> None:
+    """SRAM buffers, their sizes (bytes) -> energy per bit at the node, and the bits each pass moves."""
+    tn, n, prefill, cost = c["node"], c["n"], c["prefill"], c["cost"]
+    wbytes = ec.BYTES[s.digital_precision]
+    c["w_bits_layer"] = cost["weights"] * wbytes * 8
+    c["e_w"] = ec.sram_j_per_bit(cost["weights"] * wbytes * s.n_layers, tn)
+    c["e_a"] = ec.sram_j_per_bit(s.n_heads * s.T * s.T * s.coupler_bits / 8, tn)
+    c["e_ph"] = ec.sram_j_per_bit(max(1.0, prefill["read"]) * 2 * s.readout_bits / 8, tn)
+    # stored keys of the digital scores (Kuramoto: key_u = g^k [cos, sin] of the rotated phase, 2k values per
+    # token): read once per sequence in prefill (a score array reuses each key over the queries), for every
+    # earlier token in decode; in the analog-score mode the same bits carry the key gates to the mixers (an
+    # upper estimate: k gates would do)
+    c["key_bits"] = 0.0
+    if c["lk"].digital_scores:
+        k_all = s.n_heads * s.head_dim
+        c["key_bits"] = 2 * k_all * wbytes * 8 * n.get("keys_read", 1.0 if phase == PHASES[0] else (s.T + 1) / 2)
+    c["e_key"] = ec.sram_j_per_bit(2 * s.n_heads * s.head_dim * s.T * wbytes, tn)
+    c["a_bits"] = n["a_values"] * s.coupler_bits  # one coupling matrix per head
+    c["a_loads"] = c["a_bits"] * s.matrix_load_factor  # read once per (round, matrix) that programs tiles
+    c["th_bits"] = n["theta_in"] * s.readout_bits * s.input_load_factor  # read once per (round, input)
+    c["out_bits"] = c["conversions"] * s.readout_bits
+    c["w_reuse"] = s.batch * (c["per"] if phase == PHASES[0] else 1)
+    if s.sram_bytes is None:
+        c["sram_bytes"] = sram_buffers(s.kind, s.layer_kind, s.model_config, T=s.T, n_layers=s.n_layers,
+                                       n_heads=s.n_heads, head_dim=s.head_dim, banks=s.banks, taps=s.taps,
+                                       coupler_bits=s.coupler_bits, readout_bits=s.readout_bits,
+                                       precision=s.digital_precision)["total"]
+    else:
+        c["sram_bytes"] = s.sram_bytes
+
+
+def pass_context(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
+    """Times, per-event energies and counts of one pass that the terms share (the ``c`` of a
+    :class:`ChipTerm`)."""
+    f0 = s.f0_hz
+    lk = LAYER_ENERGY[s.layer_kind]
+    n = _events(s, phase)
+    for t in TERMS.values():  # a mode's changes to the pass (e.g. held decode keys)
+        if t.events is not None:
+            n = t.events(s, phase, analog, n)
+    prefill = _events(s, PHASES[0])
+    c = {"f0": f0, "lk": lk, "n": n, "prefill": prefill, "per": n["per"], "analog": analog, "phase": phase,
+         "t_win": (s.settle_cycles + s.read_cycles) / f0, "t_read": s.read_cycles / f0}
+    _node_figures(s, c)
+    # Kuramoto chips open the couplers at τ_s and read the free-running window (mapping.periphery.readout); SSA
+    # cells stay coupled while they average
+    c["t_coupled"] = s.settle_cycles / f0 if lk.couplers_open_for_readout else c["t_win"]
+    c["t_inj"] = s.injection_s if n["inject"] else 0.0
+    c["inj_power"] = s.p_osc_w + s.injection_driver_w
+    # clock and bus wires take their lengths from the array a layer runs on (mapping.energy.area)
+    osc = s.array_oscillators or max(1.0, prefill["osc"])
+    c["pitch_m"] = math.sqrt(s.array_area_mm2 * 1e-6 / osc)
+    c["c_sink"] = ec.CLOCK_TREE_FACTOR.value * c["pitch_m"] * c["c_wire"] + c["c_sink_load"]
+    c["side_m"] = math.sqrt(s.array_area_mm2 * 1e-6)
+    c["e_bus_bit"] = 0.5 * c["c_wire"] * c["side_m"] * c["V"]**2  # a bus line across the array, activity ½
+    c["cost"] = cost = attention_cost(s.kind, s.model_config, s.T)
+    dig_ops = cost["chip_digital_flops"]
+    if lk.digital_coherence:  # ⟨cos(θ_i − θ_j)⟩ accumulated digitally from the phase samples
+        dig_ops += s.n_heads * (s.T + 1) / 2 * 4 * s.readout_samples
+    off_ops = cost["offloaded_flops"]
+    if analog:
+        dig_ops -= cost["score_flops"]
+        off_ops += cost["score_flops"]
+    c["dig_ops"], c["off_ops"] = dig_ops, off_ops
+    c["channels"] = 2 * n["read"]
+    c["conversions"] = c["channels"] * s.readout_samples
+    c["sinks"] = n["osc"] + c["channels"]
+    c["gain_updates"] = n["gain"] * (s.banks if s.reference_gain_updates else 1)
+    _sram_figures(s, c, phase)
+    c["timeline"] = pass_timeline(s, c)
+    c["latency_per_token_s"] = c["timeline"]["latency_per_token_s"]
+    c["die_area_mm2"] = s.die_area_mm2 if s.die_area_mm2 is not None else s.array_area_mm2 * s.n_layers
+    return c
+
+
+def _sram_parts(s: ChipEnergySpec, c: dict) -> dict:
+    """J per token of one layer of every SRAM buffer's traffic."""
+    per = c["per"]
+    d = {"weights_j": c["w_bits_layer"] * c["e_w"] / c["w_reuse"],
+         "keys_j": c["key_bits"] * c["e_key"],
+         # the periphery writes A once, the array loader reads it for every (round, matrix) that programs tiles
+         "a_into_array_j": (c["a_bits"] + c["a_loads"]) * c["e_a"] / per,
+         "phases_in_j": c["th_bits"] * c["e_ph"] / per,
+         "phases_out_j": 2 * c["out_bits"] * c["e_ph"] / per,  # ADC writes, periphery reads
+         "scores_j": 0.0,
+         "array_bus_j": (c["a_loads"] + c["th_bits"] + c["out_bits"]) * c["e_bus_bit"] / per}
+    if c["analog"]:
+        sc_bits = c["n"]["score_conv"] * s.score_adc_bits
+        d["scores_j"] = 2 * sc_bits * c["e_a"] / per
+        d["array_bus_j"] += sc_bits * c["e_bus_bit"] / per
+    return d
+
+
+for _t in (
+    ChipTerm("oscillators_j", lambda s, c: c["n"]["osc"] * s.p_osc_w * c["t_win"] / c["per"],
+             lambda s, c: f"N_osc x P_osc x (settle {s.settle_cycles:g} + readout {s.read_cycles:g} cycles) at f0 = "
+                          f"{c['f0']:.3g} Hz; P_osc = {s.p_osc_w:.3g} W: {s.sources.get('p_osc_w', 'assumed')}"),
+    ChipTerm("injection_j", lambda s, c: c["n"]["osc"] * c["inj_power"] * c["t_inj"] / c["per"],
+             lambda s, c: (s.sources.get("injection", "assumed") + "; in every use of a tile") if c["n"]["inject"]
+             else "not used: SSA cells start free-running (the locked state and the drift average do not depend "
+                  "on the initial phases)"),
+    ChipTerm("static_coupler_j", lambda s, c: c["n"]["coup"] * s.p_coupler_w * c["t_coupled"] / c["per"],
+             lambda s, c: f"N_couplers x {s.p_coupler_w:.3g} W x "
+                          + ("settle window (couplers open for the readout, mapping.periphery.readout)"
+                             if c["lk"].couplers_open_for_readout else "settle + averaging window")
+                          + f": {s.sources.get('p_coupler_w', 'assumed')}"),
+    ChipTerm("coupler_programming_j",
+             lambda s, c: c["n"]["coup"] * s.program_fraction * s.coupler_bits * s.e_bit_write_j / c["per"],
+             lambda s, c: f"N_couplers x {s.program_fraction:.3g} (units whose tile takes a new matrix; "
+                          f"{s.sources.get('schedule', 'spatial')}) x {s.coupler_bits} bits x {s.e_bit_write_j:.3g} "
+                          f"J/bit: {s.sources.get('e_bit_write_j', 'assumed')}" + at_node_note(c)),
+    ChipTerm("dac_j",
+             lambda s, c: (c["n"]["coup"] * s.program_fraction * c["e_dac_c"] + c["gain_updates"] * c["e_dac_g"])
+             / c["per"],
+             lambda s, c: f"coupler ({s.coupler_bits}-bit, with the programming) and {c['lk'].pass_dacs} "
+                          f"({s.gain_bits}-bit, every use"
+                          f"{', reference-bank units reset to unity' if s.reference_gain_updates else ''}) DACs, "
+                          f"1/2 (2^b - 1) C_u V^2 per update, settling {c['t_dac'] * 1e9:.3g} ns: "
+                          f"{ec.C_UNIT_SWITCH_F.source}; {ec.R_DAC_DRIVER_OHM.source}" + at_node_note(c)),
+    ChipTerm("clock_j",
+             lambda s, c: (c["sinks"] * c["c_sink"] * c["V"]**2 * c["f0"] * (c["t_inj"] + c["t_win"])
+                           + (c["n"]["rot_osc"] * c["c_sink"] * c["V"]**2 * c["f0"] * (c["t_inj"] + t_sw(s, c))
+                              if c["analog"] else 0.0)) / c["per"],
+             lambda s, c: f"reference clock to {c['sinks']:.3g} sinks per layer-pass, (2 x pitch "
+                          f"{c['pitch_m'] * 1e6:.3g} um x {c['c_wire'] * 1e9:.3g} fF/um + {c['c_sink_load'] * 1e15:.3g}"
+                          f" fF) V^2 f0 over injection + window: {ec.C_WIRE_F_PER_M.source}; "
+                          f"{ec.CLOCK_TREE_FACTOR.source}; {ec.C_CLOCK_SINK_F.source}" + at_node_note(c)),
+    ChipTerm("phase_detector_j",
+             lambda s, c: c["channels"] * c["c_det"] * c["V"]**2 * 2 * c["f0"] * c["t_read"] / c["per"],
+             lambda s, c: f"2 channels per phase, C_det V^2 x 2 f0 x readout window: {ec.C_DETECTOR_F.source}"
+                          + at_node_note(c)),
+    ChipTerm("readout_j", lambda s, c: c["conversions"] * c["e_conv"] / c["per"],
+             lambda s, c: f"2 ADC conversions per phase"
+                          f"{f' x {s.readout_samples:g} samples' if s.readout_samples > 1 else ''} x FoM x "
+                          f"2^{s.readout_bits} ({c['e_conv']:.3g} J each): {c['fom'].source}"),
+    ChipTerm("sram_j", lambda s, c: sum(_sram_parts(s, c).values()),
+             lambda s, c: f"weights (once per {c['w_reuse']} tokens), stored keys of the digital scores, coupling "
+                          f"values into the array ({s.matrix_load_factor:.3g} reads per write), phases in "
+                          f"({s.input_load_factor:.3g} reads per vector) and out, at {ec.SRAM_SOURCE}; plus the array "
+                          f"bus ({c['e_bus_bit']:.3g} J/bit over the {c['side_m'] * 1e3:.3g} mm array side, activity "
+                          f"1/2)" + at_node_note(c), array=False),
+    ChipTerm("digital_periphery_j", lambda s, c: c["dig_ops"] * c["e_op"],
+             lambda s, c: f"{c['dig_ops']:.4g} digital attention ops/token/layer x {c['e_op']:.3g} J "
+                          f"({s.digital_precision}: half a MAC of [Hor14] 45 nm, 0.9 V carried to "
+                          f"{c['node'].node_nm:g} nm, {c['V']:g} V by the Stillmaker-Baas energy ratio); the fidelity "
+                          f"run computes this periphery in fp32", array=False),
+):
+    register_term(_t)
+
+# the modes' terms, after the array and periphery terms and before the whole-chip leakage
+from . import analog_scores as _analog_scores  # noqa: E402,F401  (registers the score terms)
+from . import phase_memory as _phase_memory  # noqa: E402,F401  (registers held_keys_j)
+
+register_term(
+    ChipTerm("leakage_j", lambda s, c: c["die_area_mm2"] * c["leak_density"].value * c["latency_per_token_s"],
+             lambda s, c: f"die {c['die_area_mm2']:.4g} mm^2 x leakage {c['leak_density'].value:.3g} W/mm^2 "
+                          f"({c['leak_density'].source}) x latency {c['latency_per_token_s'] * 1e9:.4g} ns per token "
+                          f"(mapping.energy.latency)", array=False, per_layer=False))
+
+
+ARRAY_TERMS = array_terms()
+"""Names of the array's terms (those of :data:`TERMS` registered with ``array=True`` when this module loaded)."""
 
 
 def chip_energy_per_token(chip, T: int | None = None, *, phase: str | None = None,
@@ -266,14 +268,16 @@ def chip_energy_per_token(chip, T: int | None = None, *, phase: str | None = Non
     phase : {'prefill', 'decode'}, optional
         Default: ``chip.config.energy.phase`` (``'prefill'`` for a spec).
     analog_scores : bool, optional
-        Analog-score mode (Kuramoto only); default ``chip.config.energy.analog_scores``.
+        Analog-score mode (Kuramoto only); default the chip's ``[scores]`` mode.
 
     Returns
     -------
     dict with ``energy_per_token_chip_j``, ``breakdown`` (J per term), ``sources`` (same keys),
     ``digital_only_chip_j`` (the same chip with the offloaded work done by its digital periphery),
     ``offloaded_fraction``, ``amdahl_max_gain``, ``array_gain``, ``ops`` (per token), ``timeline_s``,
-    ``analog_score_noise`` (analog mode), ``phase``, ``tokens_per_sequence``, ``scope``.
+    ``latency_per_token_s``, ``sram_bytes``, ``leakage_w``, ``analog_score_noise`` (analog mode), ``phase_memory``
+    (decode), ``phase``,
+    ``tokens_per_sequence``, ``scope``.
     """
     if isinstance(chip, ChipEnergySpec):
         spec = chip if T is None else replace(chip, T=int(T))
@@ -282,189 +286,39 @@ def chip_energy_per_token(chip, T: int | None = None, *, phase: str | None = Non
     else:
         spec = ChipEnergySpec.from_chip(chip, T)
         phase = chip.config.energy.phase if phase is None else phase
-        analog_scores = chip.config.energy.analog_scores if analog_scores is None else analog_scores
+        analog_scores = chip.config.scores.analog if analog_scores is None else analog_scores
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     return chip_energy(spec, phase, analog_scores)
 
 
-def _context(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
-    """Times, per-event energies and counts of one pass that the terms share."""
-    V = ec.PERIPHERY_VDD_V.value
-    f0 = s.f0_hz
-    lk = LAYER_ENERGY[s.layer_kind]
-    n = _events(s, phase)
-    prefill = _events(s, PHASES[0])
-    c = {"V": V, "f0": f0, "lk": lk, "n": n, "per": n["per"], "analog": analog,
-         "t_win": (s.settle_cycles + s.read_cycles) / f0, "t_read": s.read_cycles / f0}
-    # Kuramoto chips open the couplers at τ_s and read the free-running window (mapping.periphery.readout); SSA
-    # cells stay coupled while they average
-    c["t_coupled"] = s.settle_cycles / f0 if lk.couplers_open_for_readout else c["t_win"]
-    c["t_inj"] = s.injection_s if n["inject"] else 0.0
-    c["inj_power"] = s.p_osc_w + s.injection_driver_w
-    c["t_dac"] = max(_dac_settle_s(s.coupler_bits), _dac_settle_s(s.gain_bits))
-    c["e_dac_c"], c["e_dac_g"] = _dac_conversion_j(s.coupler_bits, V), _dac_conversion_j(s.gain_bits, V)
-    c["e_conv"] = ec.ADC_FOM_J_PER_STEP.value * 2**s.readout_bits
-    c["e_op"] = ec.op_energy_j(s.digital_precision)
-    # clock and bus wires take their lengths from the layer's area (mapping.energy.area)
-    c["pitch_m"] = math.sqrt(s.area_mm2_per_layer * 1e-6 / max(1.0, prefill["osc"]))
-    c["c_sink"] = ec.CLOCK_TREE_FACTOR.value * c["pitch_m"] * ec.C_WIRE_F_PER_M.value + ec.C_CLOCK_SINK_F.value
-    c["side_m"] = math.sqrt(s.area_mm2_per_layer * 1e-6)
-    c["e_bus_bit"] = 0.5 * ec.C_WIRE_F_PER_M.value * c["side_m"] * V**2  # a bus line across the array, activity ½
-    cost = attention_cost(s.kind, s.model_config, s.T)
-    dig_ops = cost["chip_digital_flops"]
-    if lk.digital_coherence:  # ⟨cos(θ_i − θ_j)⟩ accumulated digitally from the phase samples
-        dig_ops += s.n_heads * (s.T + 1) / 2 * 4 * s.readout_samples
-    off_ops = cost["offloaded_flops"]
-    if analog:
-        dig_ops -= cost["score_flops"]
-        off_ops += cost["score_flops"]
-    c["dig_ops"], c["off_ops"] = dig_ops, off_ops
-    # SRAM buffers and sizes (bytes) -> energy per bit
-    wbytes = ec.BYTES[s.digital_precision]
-    c["w_bits_layer"] = cost["weights"] * wbytes * 8
-    c["e_w"] = ec.sram_j_per_bit(cost["weights"] * wbytes * s.n_layers)
-    c["e_a"] = ec.sram_j_per_bit(s.n_heads * s.T * s.T * s.coupler_bits / 8)
-    c["e_ph"] = ec.sram_j_per_bit(max(1.0, prefill["read"]) * 2 * s.readout_bits / 8)
-    # stored keys of the digital scores (Kuramoto: key_u = g^k [cos, sin] of the rotated phase, 2k values per
-    # token): read once per sequence in prefill (a score array reuses each key over the queries), for every
-    # earlier token in decode; in the analog-score mode the same bits carry the key gates to the mixers (an
-    # upper estimate: k gates would do)
-    c["key_bits"] = 0.0
-    if lk.digital_scores:
-        k_all = s.n_heads * s.head_dim
-        c["key_bits"] = 2 * k_all * wbytes * 8 * (1.0 if phase == PHASES[0] else (s.T + 1) / 2)
-    c["e_key"] = ec.sram_j_per_bit(2 * s.n_heads * s.head_dim * s.T * wbytes)
-    c["channels"] = 2 * n["read"]
-    c["conversions"] = c["channels"] * s.readout_samples
-    c["sinks"] = n["osc"] + c["channels"]
-    c["a_bits"] = n["a_values"] * s.coupler_bits
-    c["th_bits"] = n["theta_in"] * s.readout_bits
-    c["out_bits"] = c["conversions"] * s.readout_bits
-    c["w_reuse"] = s.batch * (c["per"] if phase == PHASES[0] else 1)
-    return c
-
-
-def _terms(s: ChipEnergySpec, c: dict) -> tuple[dict, dict]:
-    """(breakdown, SRAM breakdown) [J per token]: every term accumulated layer by layer."""
-    n, per, V, f0 = c["n"], c["per"], c["V"], c["f0"]
-    t_win, t_inj, inj_power = c["t_win"], c["t_inj"], c["inj_power"]
-    b = dict.fromkeys(("oscillators_j", "injection_j", "static_coupler_j", "coupler_programming_j", "dac_j",
-                       "clock_j", "phase_detector_j", "readout_j", "sram_j", "digital_periphery_j"), 0.0)
-    if c["analog"]:
-        b.update(score_oscillators_j=0.0, score_mixers_j=0.0, score_readout_j=0.0)
-    sram = {"weights_j": 0.0, "keys_j": 0.0, "a_into_array_j": 0.0, "phases_in_j": 0.0, "phases_out_j": 0.0,
-            "scores_j": 0.0, "array_bus_j": 0.0}
-    for _ in range(s.n_layers):
-        b["oscillators_j"] += n["osc"] * s.p_osc_w * t_win / per
-        b["injection_j"] += n["osc"] * inj_power * t_inj / per
-        b["static_coupler_j"] += n["coup"] * s.p_coupler_w * c["t_coupled"] / per
-        b["coupler_programming_j"] += n["coup"] * s.coupler_bits * s.e_bit_write_j / per
-        b["dac_j"] += (n["coup"] * c["e_dac_c"] + n["gain"] * c["e_dac_g"]) / per
-        b["clock_j"] += c["sinks"] * c["c_sink"] * V**2 * f0 * (t_inj + t_win) / per
-        b["phase_detector_j"] += c["channels"] * ec.C_DETECTOR_F.value * V**2 * 2 * f0 * c["t_read"] / per
-        b["readout_j"] += c["conversions"] * c["e_conv"] / per
-        sram["weights_j"] += c["w_bits_layer"] * c["e_w"] / c["w_reuse"]
-        sram["a_into_array_j"] += 2 * c["a_bits"] * c["e_a"] / per  # softmax writes A, the array loader reads it
-        sram["phases_in_j"] += c["th_bits"] * c["e_ph"] / per
-        sram["keys_j"] += c["key_bits"] * c["e_key"]
-        sram["phases_out_j"] += 2 * c["out_bits"] * c["e_ph"] / per  # ADC writes, periphery reads
-        sram["array_bus_j"] += (c["a_bits"] + c["th_bits"] + c["out_bits"]) * c["e_bus_bit"] / per
-        b["digital_periphery_j"] += c["dig_ops"] * c["e_op"]
-        if c["analog"]:
-            t_sw = s.read_cycles / f0  # the score mixers average over the readout window (assumed)
-            b["score_oscillators_j"] += n["rot_osc"] * (inj_power * t_inj + s.p_osc_w * t_sw) / per
-            b["score_mixers_j"] += n["mixers"] * ec.C_DETECTOR_F.value * V**2 * 2 * f0 * t_sw / per
-            b["score_readout_j"] += (n["score_conv"] * c["e_conv"] + 2 * n["rot_osc"] * c["e_dac_g"]) / per
-            b["clock_j"] += n["rot_osc"] * c["c_sink"] * V**2 * f0 * (t_inj + t_sw) / per
-            sc_bits = n["score_conv"] * s.readout_bits
-            sram["scores_j"] += 2 * sc_bits * c["e_a"] / per
-            sram["array_bus_j"] += sc_bits * c["e_bus_bit"] / per
-    b["sram_j"] = sum(sram.values())
-    return b, sram
-
-
-def _sources(s: ChipEnergySpec, c: dict) -> dict:
-    """The source of every term (the figures and models behind it)."""
-    lk, n, f0 = c["lk"], c["n"], c["f0"]
-    src = {
-        "oscillators_j": f"N_osc x P_osc x (settle {s.settle_cycles:g} + readout {s.read_cycles:g} cycles) at "
-                         f"f0 = {f0:.3g} Hz; P_osc = {s.p_osc_w:.3g} W: {s.sources.get('p_osc_w', 'assumed')}",
-        "injection_j": s.sources.get("injection", "assumed") if n["inject"] else
-                       "not used: SSA cells start free-running (the locked state and the drift average do not "
-                       "depend on the initial phases)",
-        "static_coupler_j": f"N_couplers x {s.p_coupler_w:.3g} W x "
-                            + ("settle window (couplers open for the readout, mapping.periphery.readout)"
-                               if lk.couplers_open_for_readout else "settle + averaging window")
-                            + f": {s.sources.get('p_coupler_w', 'assumed')}",
-        "coupler_programming_j": f"N_couplers x {s.coupler_bits} bits x {s.e_bit_write_j:.3g} J/bit: "
-                                 f"{s.sources.get('e_bit_write_j', 'assumed')}",
-        "dac_j": f"coupler ({s.coupler_bits}-bit) and {lk.pass_dacs} ({s.gain_bits}-bit) DACs, 1/2 (2^b - 1) C_u V^2 "
-                 f"per update, settling {c['t_dac'] * 1e9:.3g} ns: {ec.C_UNIT_SWITCH_F.source}; "
-                 f"{ec.R_DAC_DRIVER_OHM.source}",
-        "clock_j": f"reference clock to {c['sinks']:.3g} sinks per layer-pass, (2 x pitch {c['pitch_m'] * 1e6:.3g} um x "
-                   f"0.2 fF/um + {ec.C_CLOCK_SINK_F.value * 1e15:g} fF) V^2 f0 over injection + window: "
-                   f"{ec.C_WIRE_F_PER_M.source}; {ec.CLOCK_TREE_FACTOR.source}; {ec.C_CLOCK_SINK_F.source}",
-        "phase_detector_j": f"2 channels per phase, C_det V^2 x 2 f0 x readout window: {ec.C_DETECTOR_F.source}",
-        "readout_j": f"2 ADC conversions per phase{f' x {s.readout_samples:g} samples' if s.readout_samples > 1 else ''}"
-                     f" x FoM x 2^{s.readout_bits} ({c['e_conv']:.3g} J each): {ec.ADC_FOM_J_PER_STEP.source}",
-        "sram_j": f"weights (once per {c['w_reuse']} tokens), stored keys of the digital scores, A into the array, "
-                  f"phases in and out, at "
-                  f"{ec.SRAM_SOURCE}; plus the array bus ({c['e_bus_bit']:.3g} J/bit over the "
-                  f"{c['side_m'] * 1e3:.3g} mm array side, activity 1/2)",
-        "digital_periphery_j": f"{c['dig_ops']:.4g} digital attention ops/token/layer x {c['e_op']:.3g} J "
-                               f"({s.digital_precision} at 65 nm, 1.2 V: half a MAC of [Hor14] 45 nm scaled C V^2); "
-                               f"the fidelity run computes this periphery in fp32",
-    }
-    if c["analog"]:
-        src.update({
-            "score_oscillators_j": "one rotated oscillator per (token, coordinate) at theta + omega t, shared by "
-                                   "query and key, injected and run for the readout window (as above)",
-            "score_mixers_j": "one XOR/mixer per (query, key, coordinate) pair, gains g^q g^k as mixer gains, "
-                              f"low-passed over {s.read_cycles:g} cycles: {ec.C_DETECTOR_F.source}",
-            "score_readout_j": f"one ADC conversion per (query, key, head) of the summed mixer currents "
-                               f"({c['e_conv']:.3g} J) + 2 gain-DAC updates per rotated oscillator",
-        })
-    return src
-
-
-def _analog_score_noise(s: ChipEnergySpec) -> dict:
-    """First-order noise of the analog scores (per logit)."""
-    t_sw = s.read_cycles / s.f0_hz
-    # relative phase of two oscillators diffuses as 2 D t; its window mean has variance 2 D t / 3, and
-    # the cos error is sin(Δ) times that, ½ on average over Δ
-    var_cos = (s.readout_noise_rad**2 / s.read_cycles + 0.5 * 2 * s.diffusion_rad2_per_s * t_sw / 3
-               + (2 / 2**s.readout_bits) ** 2 / 12)
-    tau = s.tau or (1.0,)
-    return {
-        "score_sigma_logit": [t * math.sqrt(var_cos) for t in tau],
-        "model": "first order: per-coordinate cos error variance = detector noise^2 / N_avg + D t_window "
-                 "(two oscillators, averaged over the phase difference) + ADC quantisation (2/2^b)^2/12; "
-                 "score sigma = tau x that (unit gates); the relative error of A is about the score sigma",
-        "tau": list(tau) if s.tau else "unknown (1.0 assumed)",
-    }
-
-
 def chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     """:func:`chip_energy_per_token` of a spec (``phase`` checked by the caller)."""
     analog = bool(analog and LAYER_ENERGY[s.layer_kind].digital_scores)
-    c = _context(s, phase, analog)
-    b, sram_detail = _terms(s, c)
+    c = pass_context(s, phase, analog)
     L = s.n_layers
+    terms = [t for t in TERMS.values() if t.when is None or t.when(s, c)]
+    b = {t.name: t.energy(s, c) * (L if t.per_layer else 1) for t in terms}
+    sram_detail = {k: v * L for k, v in _sram_parts(s, c).items()}
+    if not analog:
+        sram_detail.pop("scores_j")
     dig_ops, off_ops, e_op = c["dig_ops"], c["off_ops"], c["e_op"]
     total = sum(b.values())
     sram_common = b["sram_j"] - sram_detail["array_bus_j"]
     digital_only = (dig_ops + off_ops) * e_op * L + sram_common
     f_off = off_ops / (dig_ops + off_ops)
-    src = _sources(s, c)
+    tl = c["timeline"]
     out = {"energy_per_token_chip_j": total, "breakdown": b, "sram_breakdown_j": sram_detail,
            "digital_only_chip_j": digital_only, "offloaded_fraction": f_off,
            "amdahl_max_gain": 1.0 / (1.0 - f_off), "array_gain": digital_only / total,
            "ops": {"chip_digital": dig_ops * L, "offloaded": off_ops * L},
-           "timeline_s": {"dac_settle": c["t_dac"], "injection": c["t_inj"], "settle": s.settle_cycles / s.f0_hz,
-                          "readout": c["t_read"], "adc_serial": ec.ADC_SHARE.value / ec.ADC_RATE_HZ.value},
+           "timeline_s": {k: v for k, v in tl.items() if k != "sources"}, "timeline_sources": tl["sources"],
+           "latency_per_token_s": c["latency_per_token_s"], "sram_bytes": c["sram_bytes"],
+           "leakage_w": c["die_area_mm2"] * c["leak_density"].value,
+           "node": {"node_nm": c["node"].node_nm, "flavor": c["node"].flavor, "vdd_v": c["V"]},
            "phase": phase, "analog_scores": analog, "tokens_per_sequence": s.T, "scope": "attention layers only"}
-    if analog:
-        out["analog_score_noise"] = _analog_score_noise(s)
-    out["sources"] = {k: src[k] for k in b}
+    for t in TERMS.values():
+        if t.report is not None:
+            out.update(t.report(s, c))
+    out["sources"] = {t.name: t.source(s, c) for t in terms}
     return out

@@ -52,7 +52,7 @@ def _disk_cached(key: str, fn) -> float:
     return v
 
 
-def coupler_static_power(device, kind: str = "kuramoto") -> tuple[float, str]:
+def coupler_static_power(device, kind: str = "kuramoto", node=None) -> tuple[float, str]:
     """Static dissipation of one coupler at full scale [W] and its source.
 
     Parameters
@@ -61,6 +61,8 @@ def coupler_static_power(device, kind: str = "kuramoto") -> tuple[float, str]:
         The chip's device (``chip.device``).
     kind : {'kuramoto', 'ssa'}
         The chip kind, whose coupling matrix the coupler realises (one-way signed, or symmetric).
+    node : hw_models.technology.TechnologyNode, optional
+        The chip's node (default 65 nm): an ideal device is charged as the ring at this node.
 
     Notes
     -----
@@ -70,9 +72,12 @@ def coupler_static_power(device, kind: str = "kuramoto") -> tuple[float, str]:
     near-sinusoidal node waveforms). Spin-torque electrical coupling without a coupler power: assumed
     (:data:`mapping.energy.constants.STNO_COUPLER_W`). Every coupler is charged at full scale (an upper estimate).
     """
+    from hw_models.technology import REFERENCE_NODE
+
+    node = REFERENCE_NODE if node is None else node
     one_way = model_kind_spec(kind).one_way_couplers
     name = device.name
-    ck = (name, kind, repr(device.oscillator))
+    ck = (name, kind, repr(device.oscillator), node.node_nm, node.flavor, node.vdd)
     if ck in _COUPLER_CACHE:
         return _COUPLER_CACHE[ck]
     full = " at full scale (an upper estimate: a coupler programmed to w dissipates about w times this)"
@@ -81,16 +86,14 @@ def coupler_static_power(device, kind: str = "kuramoto") -> tuple[float, str]:
         out = (ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source)
     elif device.is_ring:  # the chip's own coupler for its matrix, asked directly
         c = device.coupler(one_way)
-        p = _disk_cached(f"{name}:{kind}:{c!r}", lambda: c.power(osc))
+        p = _disk_cached(f"{name}:{kind}:{c!r}:{osc.params!r}", lambda: c.power(osc))
         out = (p, f"hw_models {type(c).__name__}.power(device) of the chip's {kind} coupler" + full)
-    else:  # ideal devices: the 65 nm ring preset's coupler of the same kind, assumed
-        from hw_models import RingOscillator, cmos_65nm_ring
-
-        ring = RingOscillator(cmos_65nm_ring())
+    else:  # ideal devices: the ring's coupler of the same kind at the chip's node, assumed
+        ring = node.ring()
         c = ring.coupler(one_way=one_way)
-        p = _disk_cached(f"cmos_65nm_ring:{kind}:{c!r}", lambda: c.power(ring))
-        out = (p, f"{name} device charged as the 65 nm ring's {type(c).__name__} (assumed): hw_models "
-                  f"{type(c).__name__}.power(device)" + full)
+        p = _disk_cached(f"ring:{kind}:{c!r}:{ring.params!r}", lambda: c.power(ring))
+        out = (p, f"{name} device charged as the {node.node_nm:g} nm ring's {type(c).__name__} (assumed): "
+                  f"hw_models {type(c).__name__}.power(device)" + full)
     _COUPLER_CACHE[ck] = out
     return out
 

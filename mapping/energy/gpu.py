@@ -85,7 +85,8 @@ def gpu_energy_per_token(model_kind: str, mc: dict, n_layers: int, T: int, gpu: 
     Q, Qe = comp * by, eager * by
     working = (W + kv_per_tok * T * batch + act * batch) * by
     fits = working <= g.l2_bytes
-    e_sram = ec.sram_j_per_bit(working, node_nm=g.node_nm, vdd_v=g.core_vdd_v) * 8
+    e_sram, node_note = g.sram_j_per_bit(working)
+    e_sram *= 8
     e_byte = e_sram if fits else HBM_J_PER_BYTE
     e_flop = g.j_per_op(precision)
     lower = F * e_flop + Q * e_byte
@@ -102,8 +103,7 @@ def gpu_energy_per_token(model_kind: str, mc: dict, n_layers: int, T: int, gpu: 
         "sources": {
             "lower_j": f"FLOPs x TDP/peak ({e_flop:.3g} J/op at {precision}) + compulsory bytes at {by} B/element x "
                        + (f"on-chip SRAM {e_sram:.3g} J/B (working set {working / 1e6:.3g} MB <= L2 "
-                          f"{g.l2_bytes / 1e6:g} MB; {ec.SRAM_SOURCE}, scaled to {g.node_nm:g} nm: optimistic "
-                          f"below 20 nm, so the bound stays low)" if fits else
+                          f"{g.l2_bytes / 1e6:g} MB; {ec.SRAM_SOURCE}; {node_note})" if fits else
                           f"HBM {HBM_J_PER_BYTE:.3g} J/B ({HBM_SOURCE})") + f"; {g.source}",
             "upper_j": f"TDP x (FLOPs/peak + eager bytes/HBM bandwidth): the board at full power for the roofline "
                        f"time without compute/memory overlap, every intermediate written and read once; {g.source}",

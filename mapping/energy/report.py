@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from . import constants as ec
 from .area import chip_area
-from .chip_terms import LAYER_ENERGY, PHASES, ChipEnergySpec, chip_energy
+from .chip_terms import PHASES, chip_energy
+from .spec import LAYER_ENERGY, ChipEnergySpec
 from .gpu import gpu_energy_per_token
 from .ops import model_cost
 
@@ -30,7 +31,9 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
     dict with the keys of :func:`chip_energy_per_token` plus ``energy_per_token_gpu_j``,
     ``gpu_energy_bounds_j`` {lower, upper}, ``gpu`` (the GPU model dict), ``whole_model`` {chip_j, gpu_j,
     gpu_bounds_j, offloaded_fraction, amdahl_max_gain}, ``phases`` (prefill and decode, with and without
-    analog scores where applicable), ``gain_vs_gpu``, ``area_mm2``, ``area``, ``headline``.
+    analog scores where applicable), ``gain_vs_gpu``, ``area_mm2``, ``area`` (:func:`mapping.energy.chip_area`),
+    ``leakage_j`` (the leakage term of the headline), ``schedule``, ``headline``; ``latency_per_token_s`` and
+    ``sram_bytes`` come with the chip terms.
     """
     ecfg = chip.config.energy
     gpu = gpu or ecfg.gpu
@@ -38,8 +41,9 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
     spec = replace(ChipEnergySpec.from_chip(chip, T), gpu=gpu)
     mc, L = chip.model_info["config"], len(chip.layers)
     rest = model_cost(chip.kind, mc)
-    e_op = ec.op_energy_j(spec.digital_precision)
-    e_w_rest = ec.sram_j_per_bit(rest["weights"] * ec.BYTES[spec.digital_precision])
+    node = spec.node
+    e_op = ec.op_energy_j(spec.digital_precision, node)
+    e_w_rest = ec.sram_j_per_bit(rest["weights"] * ec.BYTES[spec.digital_precision], node)
 
     def rest_chip_j(phase):
         reuse = spec.batch * (T if phase == "prefill" else 1)
@@ -63,9 +67,10 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                 "whole_model": {"chip_j": whole_chip, "gpu_lower_j": gw["lower_j"], "gpu_upper_j": gw["upper_j"],
                                 "offloaded_fraction": whole_off, "amdahl_max_gain": 1 / (1 - whole_off)},
                 "largest_term": max(ce["breakdown"], key=ce["breakdown"].get),
+                "latency_per_token_s": ce["latency_per_token_s"],
             }
     ph = ecfg.phase
-    ce = chip_energy(spec, ph, ecfg.analog_scores)
+    ce = chip_energy(spec, ph, chip.config.scores.analog)
     ge = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph, batch=spec.batch)
     gw = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph, scope="whole",
                               batch=spec.batch)
@@ -91,11 +96,15 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                         "gpu_bounds_j": {"lower": gw["lower_j"], "upper": gw["upper_j"]},
                         "offloaded_fraction": whole_off, "amdahl_max_gain": 1 / (1 - whole_off),
                         "sources": {"chip_j": f"attention chip + embedding, feed-forward and head on the digital "
-                                              f"periphery ({spec.digital_precision}, 65 nm) with weight SRAM reads",
+                                              f"periphery ({spec.digital_precision}, {node.node_nm:g} nm) with weight "
+                                              f"SRAM reads",
                                     "gpu_j": gw["sources"][f"{bound}_j"]}},
         "gain_vs_gpu": g_head / chip_j,
         "periphery_gain": g_head / ce["digital_only_chip_j"],
         "phases": phases,
         "area_mm2": area["area_mm2"], "area": area,
+        "leakage_j": ce["breakdown"]["leakage_j"],
+        "schedule": None if chip.schedule is None else chip.schedule.to_json(),
+        "attention_shape": {"n_layers": L, "n_heads": spec.n_heads, "head_dim": spec.head_dim, "T": T},
         "headline": headline,
     }

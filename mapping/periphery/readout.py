@@ -136,6 +136,13 @@ class PhaseReadout:
         """Mean over the window of the reset low-pass's step response (the attenuation of a constant input)."""
         return float(np.mean(self._lowpass(np.ones(self.n_samples))))
 
+    def window_weights(self) -> np.ndarray:
+        """(M,) weights W_j of the averaged channel, ȳ = Σ_j W_j x_j (x_j the detector output at sample j):
+        W_j = (1/M) Σ_{k≥j} h_{k−j}, h the reset low-pass's discrete impulse response (1/M each without a
+        filter); their sum is :meth:`filter_gain`."""
+        m = self.n_samples
+        return self._lowpass(np.eye(m)).sum(axis=0) / m  # column j of the filtered identity: a unit sample at j
+
     def error_model(self) -> dict:
         """The chain linearised for small phase excursions over the window (for surrogates, e.g. mapping.hwa).
 
@@ -147,9 +154,7 @@ class PhaseReadout:
         / g² (phase diffusion σ² during the window adds σ² times this).
         """
         t = self.sample_times()
-        m = t.size
-        imp = self._lowpass(np.eye(m))  # column j: response to a unit sample at j
-        w = imp.sum(axis=0) / m
+        w = self.window_weights()
         g = float(w.sum())
         step = 0.0 if self.bits is None else 1.0 / max(2 ** (self.bits - 1) - 1, 1)
         return {"gain": g, "noise_rad": self.effective_noise / g, "step_rad": step / g,

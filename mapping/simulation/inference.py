@@ -11,11 +11,11 @@ layer and run (``prepare``), stepped once per batch of sequences (``step``):
 - SSA chips: J, Δω, r are digital; the hook returns S measured by the backend (pairwise Adler cells or the
   collective SSA-1D network); the model's own top-k, normalisation, S V and projections follow.
 
-Noise is keyed on (run seed, layer, the sequence's index in the whole run, and the object's own indices;
-:class:`mapping.seeds.LayerSeeds`), each sequence integrates with a step set by its own rates, and each sequence
-goes through the model's torch operations on its own, on one torch thread (only the chip simulation of a layer
-is batched: :func:`_forward_per_sequence`), so the same seed gives bit-identical outputs whatever
-``batch_size``, thread count or load.
+Noise is keyed on (run seed, layer, the sequence's index in the whole run, and the object's own indices, or on
+a time-multiplexed chip the physical run that serves it; :class:`mapping.seeds.LayerSeeds`), each sequence
+integrates with a step set by its own rates, and each sequence goes through the model's torch operations on its
+own, on one torch thread (only the chip simulation of a layer is batched: :func:`_forward_per_sequence`), so the
+same seed gives bit-identical outputs whatever ``batch_size``, thread count or load.
 
 Per-layer fidelity compares the chip's layer output with the closed form **for the same input** (the chip's
 own hidden state), so it isolates each layer's error; end-to-end, the chip's logits are compared with the
@@ -287,11 +287,12 @@ def run(chip, tokens, *, seed: int = 0, progress: bool | None = None, batch_size
     bs = batch_size or backends[0].batch_size(chip, int(tokens.shape[1]))
     stats = [LayerFidelity(lm.n_heads) for lm in chip.layers]
     used = {"backend": ""}
+    runs = [None if chip.schedule is None else chip.schedule.runs(i) for i in range(len(chip.layers))]
 
     def make_override(seq_ids):
         def override(i, *args):
-            out, name = backends[i].run_hook(chip, i, prepared[i], args, LayerSeeds.for_layer(seed, i, seq_ids),
-                                             stats[i])
+            out, name = backends[i].run_hook(chip, i, prepared[i], args,
+                                             LayerSeeds.for_layer(seed, i, seq_ids, runs[i]), stats[i])
             used["backend"] = name or used["backend"]
             return out
 

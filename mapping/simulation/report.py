@@ -8,9 +8,14 @@ error). :meth:`SimulationReport.to_dict` is the JSON of ``oscsim simulate --json
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-__all__ = ["SimulationReport", "simulate_report"]
+__all__ = ["SimulationReport", "simulate_report", "bpc_difference_se", "SE_BLOCK_TOKENS"]
+
+SE_BLOCK_TOKENS = 16
+"""Tokens per block of the paired BPC-difference standard error (consecutive tokens are correlated: the block
+means are treated as independent)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,13 +46,22 @@ class SimulationReport:
         Simulated tokens per second and the chip simulation's wall time [s].
     backend : str
         What integrated the layers.
+    bpc_difference_se : float
+        Standard error of ``bpc_chip − bpc_closed_form`` (:func:`bpc_difference_se`; NaN with one block).
     energy : dict or None
-        :func:`mapping.energy.energy_report` of the chip for ``seq_len`` tokens (None when not asked).
+        :func:`mapping.energy.energy_report` of the chip for ``seq_len`` tokens (None when not asked): area,
+        latency per token, SRAM and leakage with it (:attr:`area_mm2`, :attr:`latency_per_token_s`,
+        :attr:`sram_bytes`, :attr:`leakage_j`).
     gpu_measured : dict or None
         NVML measurement of the closed-form attention (None without a CUDA GPU).
     macromodel_validity, injection_write_error : dict or None
         What :meth:`mapping.chip.Chip.macromodel_validity` and :meth:`~mapping.chip.Chip.injection_write_error`
         say.
+    simulated_pass : {'prefill', 'decode'}
+        The pass the fidelity run simulated (:func:`mapping.backends.decode.simulated_pass`): decode on the
+        phase macromodel when ``[energy] phase = "decode"``; the prefill network otherwise.
+    scores, decode_keys : str
+        The chip's ``[scores] mode`` and ``[decode] keys``.
     """
 
     checkpoint: str | None
@@ -67,15 +81,49 @@ class SimulationReport:
     tokens_per_s: float
     chip_wall_s: float
     backend: str
+    bpc_difference_se: float = math.nan
     energy: dict | None = None
     gpu_measured: dict | None = None
     macromodel_validity: dict | None = None
     injection_write_error: dict | None = None
+    simulated_pass: str = "prefill"
+    scores: str = "digital"
+    decode_keys: str = "reinjected"
 
     @property
     def bpc_difference(self) -> float:
         """Chip BPC minus closed-form BPC."""
         return self.bpc_chip - self.bpc_closed_form
+
+    def _energy(self, key: str) -> float:
+        if self.energy is None:
+            raise ValueError(f"{key}: this report was made without the energy report (energy=False)")
+        return float(self.energy[key])
+
+    @property
+    def area_mm2(self) -> float:
+        """Die area [mm²] (array, SRAM, periphery; :func:`mapping.energy.chip_area`)."""
+        return self._energy("area_mm2")
+
+    @property
+    def latency_per_token_s(self) -> float:
+        """Latency per token [s] of the schedule's windows (:mod:`mapping.energy.latency`), the config's phase."""
+        return self._energy("latency_per_token_s")
+
+    @property
+    def sram_bytes(self) -> float:
+        """The chip's SRAM [bytes] (:mod:`mapping.energy.sram`)."""
+        return self._energy("sram_bytes")
+
+    @property
+    def leakage_j(self) -> float:
+        """Leakage of the whole die over a token's latency [J] (the ``leakage_j`` term)."""
+        return self._energy("leakage_j")
+
+    @property
+    def energy_per_token_j(self) -> float:
+        """Chip energy per token [J], attention layers, the config's phase."""
+        return self._energy("energy_per_token_chip_j")
 
     def to_dict(self) -> dict:
         """The JSON layout of ``oscsim simulate --json`` (documented in docs/mapping.md)."""
@@ -84,6 +132,7 @@ class SimulationReport:
             "checkpoint": self.checkpoint, "model": self.model, "device": self.device, "ideal": self.ideal,
             "n_tokens": self.n_tokens, "seq_len": self.seq_len, "bpc_closed_form": self.bpc_closed_form,
             "bpc_chip": self.bpc_chip, "bpc_difference": self.bpc_difference,
+            "bpc_difference_se": self.bpc_difference_se,
         }
         if self.energy is not None:
             rep.update({
@@ -96,8 +145,11 @@ class SimulationReport:
                 "gain_vs_gpu": en["gain_vs_gpu"], "digital_only_chip_j": en["digital_only_chip_j"],
                 "energy_phases": en["phases"], "energy_timeline_s": en["timeline_s"],
                 "analog_score_noise": en.get("analog_score_noise"), "area_mm2": en["area_mm2"], "area": en["area"],
+                "latency_per_token_s": en["latency_per_token_s"], "sram_bytes": en["sram_bytes"],
+                "leakage_j": en["leakage_j"], "leakage_w": en["leakage_w"], "node": en["node"],
+                "schedule": en["schedule"], "energy_timeline_sources": en["timeline_sources"],
                 "energy_breakdown_j": en["breakdown"], "sram_breakdown_j": en["sram_breakdown_j"],
-                "energy_sources": en["sources"], "gpu_model": en["gpu"],
+                "energy_sources": en["sources"], "gpu_model": en["gpu"], "phase_memory": en.get("phase_memory"),
             })
         rep.update({
             "gpu_measured": self.gpu_measured,
@@ -108,7 +160,8 @@ class SimulationReport:
             "timebase": self.timebase, "resources": self.resources, "fidelity": self.fidelity,
             "tokens_per_s": self.tokens_per_s, "chip_wall_s": self.chip_wall_s, "backend": self.backend,
             "seed": self.seed, "macromodel_validity": self.macromodel_validity,
-            "injection_write_error": self.injection_write_error,
+            "injection_write_error": self.injection_write_error, "simulated_pass": self.simulated_pass,
+            "scores": self.scores, "decode_keys": self.decode_keys,
         })
         return rep
 
@@ -121,17 +174,50 @@ def simulate_report(chip, x, y, *, seed: int = 0, progress=None, gpu: str | None
     measure the closed-form attention with NVML where a CUDA GPU is present; ``warn``: warn when the chip is
     outside the macromodel's validity map.
     """
+    from ..backends.decode import simulated_pass
     from ..energy import energy_report, measure_gpu_energy
     from .inference import run
 
+    if chip.config.decode.held:  # a decode rate the chip cannot reach is refused before any simulation
+        from ..energy import chip_energy_per_token
+
+        pm = chip_energy_per_token(chip, x.shape[1], phase="decode")["phase_memory"]
+        if not pm["feasible"]:
+            raise ValueError(f"decode.inter_token_s = {pm['inter_token_s']:.3g} s is shorter than the chip's decode "
+                             f"latency per token, {pm['decode_latency_s']:.3g} s: the chip cannot decode that fast")
     res = run(chip, x, seed=seed, progress=progress, batch_size=batch_size)
     b = res.bpc(y)
+    se = bpc_difference_se(res.logits, res.logits_closed_form, y)
     return SimulationReport(
         checkpoint=chip.model_info.get("checkpoint"), model=chip.model_info.get("name"), device=chip.device.name,
         chip_kind=chip.kind, ideal=chip.config == chip.config.idealised(kappa_tau=None), seed=seed,
         n_tokens=int(x.numel()), seq_len=int(x.shape[1]), bpc_closed_form=b["bpc_closed_form"],
-        bpc_chip=b["bpc_chip"], fidelity=res.layers, kappa_tau=chip.settle_window_rad, timebase=chip.timebase,
+        bpc_chip=b["bpc_chip"], bpc_difference_se=se, fidelity=res.layers, kappa_tau=chip.settle_window_rad, timebase=chip.timebase,
         resources=chip.resources, tokens_per_s=res.tokens_per_s, chip_wall_s=res.wall_s, backend=res.backend,
         energy=energy_report(chip, x.shape[1], gpu=gpu) if energy else None,
         gpu_measured=measure_gpu_energy(chip.model, x[: min(8, len(x))]) if measure_gpu else None,
-        macromodel_validity=chip.macromodel_validity(warn=warn), injection_write_error=chip.injection_write_error())
+        macromodel_validity=chip.macromodel_validity(warn=warn), injection_write_error=chip.injection_write_error(),
+        simulated_pass=simulated_pass(chip), scores=chip.config.scores.mode, decode_keys=chip.config.decode.keys)
+
+
+def bpc_difference_se(logits_chip, logits_closed_form, targets, block: int = SE_BLOCK_TOKENS) -> float:
+    """Standard error [bits/char] of the chip's BPC minus the closed form's on the same tokens.
+
+    The per-token difference of the two cross-entropies is averaged in blocks of ``block`` consecutive tokens of
+    a window (a window's tail shorter than a block is dropped from the error estimate only), and the block means
+    are taken as independent: SE = std(block means) / √(blocks). NaN with fewer than two blocks.
+    """
+    import torch
+
+    lc = torch.as_tensor(logits_chip, dtype=torch.float64)
+    lf = torch.as_tensor(logits_closed_form, dtype=torch.float64)
+    y = torch.as_tensor(targets, dtype=torch.long)
+    V = lc.shape[-1]
+    d = (torch.nn.functional.cross_entropy(lc.reshape(-1, V), y.reshape(-1), reduction="none")
+         - torch.nn.functional.cross_entropy(lf.reshape(-1, V), y.reshape(-1), reduction="none")) / math.log(2)
+    B, T = y.shape
+    nb = T // block
+    if B * nb < 2:
+        return math.nan
+    means = d.reshape(B, T)[:, : nb * block].reshape(B * nb, block).mean(dim=1)
+    return float(means.std(unbiased=True) / math.sqrt(B * nb))

@@ -20,6 +20,7 @@ is recorded with ``status = 'error'`` and its message, and the sweep goes on.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import json
 import math
 import multiprocessing
@@ -32,8 +33,8 @@ from pathlib import Path
 
 from .spec import NOISE_SEED, SweepSpec
 
-__all__ = ["compute_point", "run_sweep", "sweep_status", "load_results", "export_csv", "SweepDirError",
-           "DASK_WORKER_ENV", "dask_cluster_options"]
+__all__ = ["compute_point", "run_sweep", "run_tasks", "sweep_status", "load_results", "export_csv", "SweepDirError",
+           "atomic_write_bytes", "write_df", "DASK_WORKER_ENV", "dask_cluster_options"]
 
 RESULTS = "results.parquet"
 META = "sweep.json"
@@ -110,7 +111,7 @@ def _metrics(rep, groups) -> dict:
     return out
 
 
-def compute_point(task: dict) -> dict:
+def compute_point(task: dict, metrics_of=None) -> dict:
     """Compute one sweep point in this process and return its table row (never raises for a point error).
 
     Parameters
@@ -118,6 +119,10 @@ def compute_point(task: dict) -> dict:
     task : dict
         ``point_id``, ``point_index``, ``params`` (swept values), ``config`` (the full nested config dict),
         ``noise_seed``, ``checkpoint``, ``tokens`` (TokenSpec as a dict), ``metrics``, ``spec_hash``.
+    metrics_of : callable, optional
+        ``metrics_of(report) -> dict`` of the point's :class:`~mapping.simulation.SimulationReport` instead of
+        the sweep's metric groups (a top-level function, so that it travels to worker processes; the design
+        search passes :func:`mapping.design.evaluate.trial_metrics`).
 
     Returns
     -------
@@ -146,7 +151,7 @@ def compute_point(task: dict) -> dict:
         chip = compile_chip(model, cfg, checkpoint=task["checkpoint"])
         rep = simulate_report(chip, x, y, seed=int(task["noise_seed"]), progress=False,
                               energy="energy" in task["metrics"], measure_gpu=False, warn=False)
-        row.update(_metrics(rep, task["metrics"]))
+        row.update(_metrics(rep, task["metrics"]) if metrics_of is None else metrics_of(rep))
     except Exception as exc:  # a failing point is a result: record it, the sweep goes on
         row["status"] = "error"
         tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
@@ -186,7 +191,7 @@ def _init_worker() -> None:
 
 
 # ------------------------------------------------------------------------------------------ the folder
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
         fh.write(data)
@@ -195,12 +200,12 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _write_df(df, path: Path) -> None:
+def write_df(df, path: Path) -> None:
     import io
 
     buf = io.BytesIO()
     df.to_parquet(buf, index=False)
-    _atomic_write_bytes(path, buf.getvalue())
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def _read_meta(out: Path) -> dict:
@@ -260,7 +265,7 @@ def _compact(out: Path, parts: dict, order: dict) -> None:
         return
     buf = io.BytesIO()
     pq.write_table(_table(parts, order), buf)
-    _atomic_write_bytes(out / RESULTS, buf.getvalue())
+    atomic_write_bytes(out / RESULTS, buf.getvalue())
 
 
 def load_results(out: str | Path):
@@ -296,7 +301,7 @@ def export_csv(out: str | Path, path: str | Path | None = None) -> Path:
     out = Path(out)
     path = Path(path) if path else out / "results.csv"
     df = load_results(out)
-    _atomic_write_bytes(path, df.to_csv(index=False).encode())
+    atomic_write_bytes(path, df.to_csv(index=False).encode())
     return path
 
 
@@ -318,8 +323,8 @@ def _prepare(spec: SweepSpec, out: Path, spec_text: str | None) -> dict:
             "metrics": list(spec.metrics), "checkpoint": spec.checkpoint, "oscsim_version": __version__,
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if spec_text is not None:
-        _atomic_write_bytes(out / "spec.toml", spec_text.encode())
-    _atomic_write_bytes(out / META, json.dumps(meta, indent=1).encode())
+        atomic_write_bytes(out / "spec.toml", spec_text.encode())
+    atomic_write_bytes(out / META, json.dumps(meta, indent=1).encode())
     return meta
 
 
@@ -335,13 +340,13 @@ def _tasks(spec: SweepSpec) -> list:
 
 
 # ----------------------------------------------------------------------------------------- executors
-def _run_local(todo, workers, sink):
+def _run_local(todo, workers, sink, compute=compute_point):
     ctx = multiprocessing.get_context("spawn")  # no fork of a process holding torch/numba threads
     restarts = 0
     pending = {t["point_id"]: t for t in todo}
     while pending:
         pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker)
-        futs = {pool.submit(compute_point, t): pid for pid, t in pending.items()}
+        futs = {pool.submit(compute, t): pid for pid, t in pending.items()}
         broken = False
         try:
             for fut in cf.as_completed(futs):
@@ -399,25 +404,27 @@ def dask_cluster_options(cores: int | None = None) -> dict:
     return {"n_workers": n, "threads_per_worker": 1, "processes": True, "env": dict(DASK_WORKER_ENV)}
 
 
-def _compute_point_pinned(task: dict) -> dict:
-    """:func:`compute_point` with the engine on one thread (a Dask worker's thread; restored after)."""
+def _compute_point_pinned(task: dict, compute=compute_point) -> dict:
+    """``compute(task)`` (default :func:`compute_point`) with the engine on one thread (a Dask worker's thread;
+    restored after)."""
     import numba
 
     threads = numba.get_num_threads()
     numba.set_num_threads(1)  # per calling thread: the engine sizes its pool from numba.get_num_threads()
     try:
-        return compute_point(task)
+        return compute(task)
     finally:
         numba.set_num_threads(threads)
 
 
-def _run_dask(todo, scheduler, sink):
+def _run_dask(todo, scheduler, sink, compute=compute_point):
     from distributed import Client, as_completed
 
     client = Client(scheduler, timeout="30s", set_as_default=False)
     try:
         with client.as_current():  # as_completed finds the client through the "current" one
-            futs = {client.submit(_compute_point_pinned, t, key=f"oscsim-sweep-{t['spec_hash']}-{t['point_id']}",
+            futs = {client.submit(functools.partial(_compute_point_pinned, compute=compute), t,
+                                  key=f"oscsim-sweep-{t['spec_hash']}-{t['point_id']}",
                                   pure=False): t for t in todo}
             for fut in as_completed(list(futs)):
                 t = futs[fut]
@@ -429,6 +436,22 @@ def _run_dask(todo, scheduler, sink):
                 fut.release()
     finally:
         client.close()
+
+
+def run_tasks(tasks: list, workers: int, scheduler: str | None, sink, compute=compute_point) -> None:
+    """Compute the points ``tasks`` (:func:`compute_point`'s dicts) with ``compute`` (a picklable ``task -> row``,
+    default :func:`compute_point`) and hand each row to ``sink`` as it finishes: on the Dask scheduler at
+    ``scheduler``, else on ``workers`` local processes (0: in this process). A worker that dies is replaced and
+    its points recomputed; the rows do not depend on the executor."""
+    if not tasks:
+        return
+    if scheduler:
+        _run_dask(tasks, scheduler, sink, compute)
+    elif workers == 0:
+        for t in tasks:
+            sink(compute(t))
+    else:
+        _run_local(tasks, min(workers, len(tasks)), sink, compute)
 
 
 def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: str | None = None,
@@ -479,7 +502,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
     def sink(row: dict) -> None:
         pid = row["point_id"]
         path = out / PARTS / f"{pid}.parquet"
-        _write_df(pd.DataFrame([row]), path)
+        write_df(pd.DataFrame([row]), path)
         parts[pid] = _read_part(path)  # the table is built from what is on disk, fresh or resumed alike
         _compact(out, parts, order)
         bar.update(1)
@@ -487,15 +510,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
             bar.write(f"oscsim sweep: point {row['point_index']} ({pid}) failed: {str(row['error'])[:200]}")
 
     try:
-        if not tasks:
-            pass
-        elif scheduler:
-            _run_dask(tasks, scheduler, sink)
-        elif workers == 0:
-            for t in tasks:
-                sink(compute_point(t))
-        else:
-            _run_local(tasks, min(workers, len(tasks)), sink)
+        run_tasks(tasks, workers, scheduler, sink)
     except KeyboardInterrupt:
         bar.close()
         saved = len(_read_parts(out, order))  # from the disk: a point written just before the interrupt counts

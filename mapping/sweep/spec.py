@@ -54,7 +54,8 @@ import numpy as np
 from ..config import ChipConfig, config_from_dict, config_to_dict, load_config, read_toml
 
 __all__ = ["Axis", "Sample", "TokenSpec", "SweepPoint", "SweepSpec", "load_spec", "spec_from_dict",
-           "METRIC_GROUPS", "NOISE_SEED"]
+           "METRIC_GROUPS", "NOISE_SEED", "base_config", "token_spec", "checkpoint_path", "config_with",
+           "check_field", "normalise_value", "none_value", "is_int", "canonical", "set_field"]
 
 #: Column name of the noise seed (an argument of :func:`mapping.run`, not a config field).
 NOISE_SEED = "noise_seed"
@@ -74,12 +75,12 @@ _TOP_KEYS = ("name", "checkpoint", "metrics", "chip", "tokens", "axes", "sample"
 _MAX_POINTS = 100_000
 
 
-def _none(v):
+def none_value(v):
     """TOML has no null: the string 'none' (any case) stands for None, as in chip configs."""
     return None if isinstance(v, str) and v.lower() == "none" else v
 
 
-def _is_int(v) -> bool:
+def is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
@@ -99,7 +100,7 @@ def _field_type(path: str) -> str:
     return ann
 
 
-def _check_field(path: str, base: dict, where: str) -> None:
+def check_field(path: str, base: dict, where: str) -> None:
     """Refuse a dotted name that is not a leaf field of the chip configuration."""
     if not isinstance(path, str) or not path:
         raise ValueError(f"{where}: field names must be non-empty strings, got {path!r}")
@@ -119,23 +120,23 @@ def _check_field(path: str, base: dict, where: str) -> None:
                          f"({', '.join(path + '.' + k for k in sorted(node))})")
 
 
-def _normalise(path: str, value):
+def normalise_value(path: str, value):
     """'none' -> None; an int for a float-only field -> float (so 0 and 0.0 are one point)."""
-    value = _none(value)
+    value = none_value(value)
     if isinstance(value, np.generic):
         value = value.item()
     try:
         ann = _field_type(path)
     except KeyError:
         return value
-    if _is_int(value) and "float" in ann and "int" not in ann:
+    if is_int(value) and "float" in ann and "int" not in ann:
         return float(value)
     if isinstance(value, float) and "int" in ann and "float" not in ann and value.is_integer():
         return int(value)  # linspace over an integer field (e.g. coupling.bits)
     return value
 
 
-def _set(tree: dict, path: str, value) -> None:
+def set_field(tree: dict, path: str, value) -> None:
     parts = path.split(".")
     node = tree
     for p in parts[:-1]:
@@ -187,9 +188,9 @@ class Sample:
     fields: tuple
 
     def __post_init__(self):
-        if not _is_int(self.n) or not (1 <= self.n <= _MAX_POINTS):
+        if not is_int(self.n) or not (1 <= self.n <= _MAX_POINTS):
             raise ValueError(f"sample.n must be an integer in [1, {_MAX_POINTS}], got {self.n!r}")
-        if not _is_int(self.seed) or self.seed < 0:
+        if not is_int(self.seed) or self.seed < 0:
             raise ValueError(f"sample.seed must be a non-negative integer, got {self.seed!r}")
         if not self.fields:
             raise ValueError("sample.fields is empty: name at least one field and its distribution")
@@ -208,7 +209,7 @@ class Sample:
                 raise ValueError(f"{where}: {kind} needs finite lo <= hi, got [{lo}, {hi}]")
             if kind == "loguniform" and lo <= 0:
                 raise ValueError(f"{where}: loguniform needs lo > 0, got {lo}")
-            if kind == "randint" and not (_is_int(lo) and _is_int(hi)):
+            if kind == "randint" and not (is_int(lo) and is_int(hi)):
                 raise ValueError(f"{where}: randint needs integer bounds, got [{lo}, {hi}]")
 
     def draw(self) -> list[dict]:
@@ -225,7 +226,7 @@ class Sample:
             else:
                 v = [p[i] for i in rng.integers(0, len(p), self.n)]
             for d, x in zip(out, v):
-                d[name] = _normalise(name, x)
+                d[name] = normalise_value(name, x)
         return out
 
 
@@ -248,9 +249,9 @@ class TokenSpec:
     split: str = "valid"
 
     def __post_init__(self):
-        if not _is_int(self.windows) or not (1 <= self.windows <= 100_000):
+        if not is_int(self.windows) or not (1 <= self.windows <= 100_000):
             raise ValueError(f"tokens.windows must be an integer in [1, 100000], got {self.windows!r}")
-        if self.seq_len is not None and (not _is_int(self.seq_len) or not (2 <= self.seq_len <= 1_000_000)):
+        if self.seq_len is not None and (not is_int(self.seq_len) or not (2 <= self.seq_len <= 1_000_000)):
             raise ValueError(f"tokens.seq_len must be an integer >= 2 or 'none' (the model's), got {self.seq_len!r}")
         if self.split not in _SPLITS:
             raise ValueError(f"tokens.split must be one of {', '.join(_SPLITS)}, got {self.split!r}")
@@ -279,7 +280,7 @@ class SweepPoint:
     noise_seed: int
 
 
-def _canonical(obj) -> str:
+def canonical(obj) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
 
 
@@ -328,7 +329,7 @@ class SweepSpec:
                 continue
             if not isinstance(seeds, tuple) or len(seeds) == 0:
                 raise ValueError(f"{what} is empty: give at least one seed")
-            if not all(_is_int(s) and s >= 0 for s in seeds):
+            if not all(is_int(s) and s >= 0 for s in seeds):
                 raise ValueError(f"{what} must be non-negative integers, got {list(seeds)}")
             if len(set(seeds)) != len(seeds):
                 raise ValueError(f"{what} repeats a seed: {list(seeds)}")
@@ -347,10 +348,10 @@ class SweepSpec:
             raise ValueError(f"field(s) {', '.join(dup)} swept twice (axes, sample fields and seeds.mismatch "
                              f"must name different fields)")
         for a in self.axes:
-            _check_field(a.field, base, f'axes.\"{a.field}\"')
+            check_field(a.field, base, f'axes.\"{a.field}\"')
         if self.sample:
             for f, _, _ in self.sample.fields:
-                _check_field(f, base, f'sample.fields.\"{f}\"')
+                check_field(f, base, f'sample.fields.\"{f}\"')
         n = self.n_points
         if n > _MAX_POINTS:
             raise ValueError(f"the sweep has {n} points, more than {_MAX_POINTS}; split it")
@@ -382,14 +383,14 @@ class SweepSpec:
             params = {**dict(combo), **draw, **m}
             tree = json.loads(json.dumps(base))  # deep copy of plain data
             for f, v in params.items():
-                _set(tree, f, v)
+                set_field(tree, f, v)
             try:
                 cfg = config_from_dict(tree)
             except (ValueError, TypeError) as exc:
                 shown = ", ".join(f"{k} = {v!r}" for k, v in params.items())
                 raise ValueError(f"point {len(points)} ({shown}) is not a valid chip config: {exc}") from None
             full = config_to_dict(cfg)
-            pid = hashlib.sha256(_canonical({"checkpoint": self.checkpoint, "tokens": tok, "config": full,
+            pid = hashlib.sha256(canonical({"checkpoint": self.checkpoint, "tokens": tok, "config": full,
                                              NOISE_SEED: seed}).encode()).hexdigest()[:16]
             if pid in seen:
                 raise ValueError(f"points {seen[pid]} and {len(points)} are the same chip and seed "
@@ -408,14 +409,55 @@ class SweepSpec:
     def spec_hash(self) -> str:
         """SHA-256 (16 hex digits) over the ordered point ids and the metrics: two specs with the same hash
         compute the same table (comments and formatting of the file do not matter)."""
-        return hashlib.sha256(_canonical({"points": [p.point_id for p in self.points],
+        return hashlib.sha256(canonical({"points": [p.point_id for p in self.points],
                                           "metrics": list(self.metrics)}).encode()).hexdigest()[:16]
 
 
 # ------------------------------------------------------------------------------------------------ parse
+def base_config(chip, root: str | Path = ".") -> ChipConfig:
+    """The base chip of a spec (sweeps and design searches): ``chip`` is a TOML path (relative to ``root``) or an
+    inline ``[chip]`` table; a refused field names the table."""
+    if isinstance(chip, str):
+        p = Path(chip) if Path(chip).is_absolute() else Path(root) / chip
+        return load_config(p)
+    if isinstance(chip, dict):
+        try:
+            return config_from_dict(chip)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"[chip]: {exc}") from None
+    raise ValueError(f"chip must be a TOML path or an inline [chip] table, got {chip!r}")
+
+
+def token_spec(tok) -> TokenSpec:
+    """The ``[tokens]`` table of a spec as a :class:`TokenSpec` (unknown keys refused)."""
+    if not isinstance(tok, dict):
+        raise ValueError(f"[tokens] must be a table, got {tok!r}")
+    bad = sorted(set(tok) - {f.name for f in dataclasses.fields(TokenSpec)})
+    if bad:
+        raise ValueError(f"unknown key(s) {', '.join(bad)} in [tokens]; valid: windows, seq_len, split")
+    return TokenSpec(**{k: none_value(v) for k, v in tok.items()})
+
+
+def checkpoint_path(ckpt, root: str | Path = ".") -> str:
+    """A spec's ``checkpoint``: a bundled name, or a folder (relative to ``root``) made absolute."""
+    if not isinstance(ckpt, str) or not ckpt:
+        raise ValueError(f"checkpoint must be a bundled name or a folder, got {ckpt!r}")
+    if not Path(ckpt).is_absolute() and (Path(root) / ckpt).is_dir():
+        return str((Path(root) / ckpt).resolve())
+    return ckpt
+
+
+def config_with(base: ChipConfig, params: dict) -> ChipConfig:
+    """``base`` with the dotted ``params`` set ({"coupling.bits": 4, ...}), built and so validated by the config."""
+    tree = config_to_dict(base)
+    for f, v in params.items():
+        set_field(tree, f, normalise_value(f, v))
+    return config_from_dict(tree)
+
+
 def _grid_axis(name: str, d, base: dict) -> Axis:
     where = f'axes.\"{name}\"'
-    _check_field(name, base, where)
+    check_field(name, base, where)
     if isinstance(d, list):  # shorthand: "coupling.bits" = [4, 6, 8]
         d = {"values": d}
     if not isinstance(d, dict):
@@ -431,7 +473,7 @@ def _grid_axis(name: str, d, base: dict) -> Axis:
             raise ValueError(f"{where}: values must be a list, got {arg!r}")
         vals = arg
     else:
-        if (not isinstance(arg, list) or len(arg) != 3 or not _is_int(arg[2])
+        if (not isinstance(arg, list) or len(arg) != 3 or not is_int(arg[2])
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in arg[:2])):
             raise ValueError(f"{where}: {kind} takes [start, stop, num] with an integer num, got {arg!r}")
         start, stop, num = float(arg[0]), float(arg[1]), arg[2]
@@ -448,7 +490,7 @@ def _grid_axis(name: str, d, base: dict) -> Axis:
             vals = np.geomspace(start, stop, num).tolist()
     if len(vals) == 0:
         raise ValueError(f"{where} is empty: give at least one value")
-    return Axis(field=name, values=tuple(_normalise(name, v) for v in vals))
+    return Axis(field=name, values=tuple(normalise_value(name, v) for v in vals))
 
 
 def _ints(what: str, v) -> tuple:
@@ -465,25 +507,9 @@ def spec_from_dict(data: dict, *, root: str | Path = ".") -> SweepSpec:
     if unknown:
         raise ValueError(f"unknown key(s) {', '.join(unknown)} in the sweep spec; valid: {', '.join(_TOP_KEYS)}")
     root = Path(root)
-    chip = data.get("chip", {})
-    if isinstance(chip, str):
-        p = Path(chip) if Path(chip).is_absolute() else root / chip
-        base = load_config(p)
-    elif isinstance(chip, dict):
-        try:
-            base = config_from_dict(chip)
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"[chip]: {exc}") from None
-    else:
-        raise ValueError(f"chip must be a TOML path or an inline [chip] table, got {chip!r}")
+    base = base_config(data.get("chip", {}), root)
     base_tree = config_to_dict(base)
-    tok = data.get("tokens", {})
-    if not isinstance(tok, dict):
-        raise ValueError(f"[tokens] must be a table, got {tok!r}")
-    bad = sorted(set(tok) - {f.name for f in dataclasses.fields(TokenSpec)})
-    if bad:
-        raise ValueError(f"unknown key(s) {', '.join(bad)} in [tokens]; valid: windows, seq_len, split")
-    tokens = TokenSpec(**{k: _none(v) for k, v in tok.items()})
+    tokens = token_spec(data.get("tokens", {}))
     axes_d = data.get("axes", {})
     if not isinstance(axes_d, dict):
         raise ValueError(f"[axes] must be a table of field = {{values|linspace|logspace = ...}}, got {axes_d!r}")
@@ -495,14 +521,14 @@ def spec_from_dict(data: dict, *, root: str | Path = ".") -> SweepSpec:
             raise ValueError(f"[sample] takes n, seed and a [sample.fields] table; got {s!r}")
         fields = []
         for name, d in (s.get("fields") or {}).items():
-            _check_field(name, base_tree, f'sample.fields.\"{name}\"')
+            check_field(name, base_tree, f'sample.fields.\"{name}\"')
             if not isinstance(d, dict) or len(d) != 1:
                 raise ValueError(f"sample.fields.\"{name}\" must be one of {{{', '.join(_SAMPLE_KINDS)} = [...]}}, "
                                  f"got {d!r}")
             (kind, p), = d.items()
             if not isinstance(p, list):
                 raise ValueError(f"sample.fields.\"{name}\": {kind} takes a list, got {p!r}")
-            fields.append((name, kind, tuple(_none(x) for x in p)))
+            fields.append((name, kind, tuple(none_value(x) for x in p)))
         sample = Sample(n=s.get("n", 0), seed=s.get("seed", 0), fields=tuple(fields))
     seeds = data.get("seeds", {})
     if not isinstance(seeds, dict) or set(seeds) - {"noise", "mismatch"}:
@@ -512,9 +538,7 @@ def spec_from_dict(data: dict, *, root: str | Path = ".") -> SweepSpec:
     metrics = data.get("metrics", list(METRIC_GROUPS))
     if not isinstance(metrics, list):
         raise ValueError(f"metrics must be a list of {', '.join(METRIC_GROUPS)}, got {metrics!r}")
-    ckpt = data.get("checkpoint", "kuramoto-tiny")
-    if isinstance(ckpt, str) and not Path(ckpt).is_absolute() and (root / ckpt).is_dir():
-        ckpt = str((root / ckpt).resolve())
+    ckpt = checkpoint_path(data.get("checkpoint", "kuramoto-tiny"), root)
     return SweepSpec(name=data.get("name", "sweep"), checkpoint=ckpt, tokens=tokens, base=base, axes=axes,
                      sample=sample, noise_seeds=noise, mismatch_seeds=mismatch, metrics=tuple(metrics))
 

@@ -1,0 +1,202 @@
+"""The chip configuration's mode classes (STYLE 5: a mode is a class): where the Kuramoto scores are computed
+(``[scores]``), how decode reaches its keys (``[decode]``), and the physical array with its schedule
+(``[array]``). Re-exported by :mod:`mapping.config`."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .config_checks import _check_bits, _check_choice, _check_int, _check_pos
+
+__all__ = ["DigitalScores", "AnalogScores", "ReinjectedKeys", "HeldKeys", "ArrayConfig", "SpatialArray",
+           "MultiplexedArray", "SCHEDULES", "NODE_FLAVORS", "NODE_RANGE_NM", "array_from_dict"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DigitalScores:
+    """``[scores] mode = "digital"`` (the default): the Kuramoto scores s = q·key and the softmax are computed by
+    the digital periphery from the stored keys (DESIGN §5.2)."""
+
+    mode: str = "digital"
+    analog: ClassVar[bool] = False
+
+    def __post_init__(self):
+        _check_choice("scores.mode", self.mode, ("digital",))
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnalogScores:
+    """``[scores] mode = "analog"``: the oscillators measure the Kuramoto scores (DESIGN §5.5), the softmax stays
+    digital. The chip run simulates the chain (:mod:`mapping.backends.analog_scores`): one rotated oscillator per
+    (token, coordinate) at θ + ω t, a mixer per (query, key, coordinate) whose gain is the product of the two
+    gates, the mixer currents of a head summed, low-passed, sampled and converted once per (query, key, head)
+    with the chip's ``[readout]`` detector, filter, window and sampler noise.
+
+    Attributes
+    ----------
+    gate_bits : int or None
+        Resolution of the unsigned gate DACs (the key gate sets the mixer's input amplitude, the query gate its
+        tail current); None: analog.
+    gate_range : float
+        Largest gate value; larger gates clip (the gates are positive with mean one per head; kuramoto-tiny's
+        reach 10.9, measured). (0, 1e6].
+    bits : int or None
+        Resolution of the score ADC (one conversion per query, key and head, signed over ± ``full_scale``);
+        None: unquantised.
+    full_scale : float
+        ADC full scale in units of the per-coordinate score (1/k_h) Σ_j g^q g^k cos(·); larger scores clip
+        (kuramoto-tiny's reach 4.3, 99.9 % below 3.4, measured). (0, 1e6].
+    """
+
+    mode: str = "analog"
+    gate_bits: int | None = 8
+    gate_range: float = 16.0
+    bits: int | None = 10
+    full_scale: float = 4.0
+    analog: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _check_choice("scores.mode", self.mode, ("analog",))
+        object.__setattr__(self, "gate_bits", _check_bits("scores.gate_bits", self.gate_bits))
+        object.__setattr__(self, "bits", _check_bits("scores.bits", self.bits))
+        for name in ("gate_range", "full_scale"):
+            if _check_pos(f"scores.{name}", getattr(self, name)) > 1e6:
+                raise ValueError(f"scores.{name} must be in (0, 1e6], got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReinjectedKeys:
+    """``[decode] keys = "reinjected"`` (the default): at every decoded token the earlier tokens' phases are read
+    from SRAM and re-injected into their oscillators; the oscillators are off between tokens."""
+
+    keys: str = "reinjected"
+    held: ClassVar[bool] = False
+
+    def __post_init__(self):
+        _check_choice("decode.keys", self.keys, ("reinjected",))
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeldKeys:
+    """``[decode] keys = "held"``: a phase memory. Each token's oscillators are written once and keep running
+    between tokens, holding their phases; they diffuse (the device's D) and drift (the trim residual and the
+    temperature drift) over the inter-token time, and draw their power all along
+    (:mod:`mapping.backends.phase_memory`). Acts in decode only (``[energy] phase = "decode"``).
+
+    Attributes
+    ----------
+    inter_token_s : float
+        Time between two decoded tokens [s] (one over the decode rate), in (0, 1]. Default 400 ns (assumed: about
+        the back-to-back decode latency of kuramoto-tiny on the spatial 65 nm chip, 383 ns by the schedule's
+        windows, :mod:`mapping.energy.latency`). A value below the chip's decode latency per token
+        (``phase_memory.decode_latency_s`` of the energy report) is refused before a simulation runs
+        (:func:`mapping.simulation.simulate_report`). Held keys need every unit its own tile (refused on a
+        reused tile by :func:`mapping.compile`).
+    """
+
+    keys: str = "held"
+    inter_token_s: float = 4e-7
+    held: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _check_choice("decode.keys", self.keys, ("held",))
+        if _check_pos("decode.inter_token_s", self.inter_token_s) > 1.0:
+            raise ValueError(f"decode.inter_token_s must be in (0, 1] s, got {self.inter_token_s!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArrayConfig:
+    """The physical array: what the silicon holds and how the compiled model is scheduled onto it (DESIGN §5.7).
+
+    A compiled model is logical: every layer holds *units* (a Kuramoto layer banks × heads × coordinates
+    networks of T oscillators; an SSA layer one unit per head: its Adler cells, or its collective network). The
+    silicon holds *tiles*, each the array of one unit (T oscillators with their couplers, phase detectors,
+    receive-gain and trim DACs; :mod:`mapping.compiler.schedule`). The schedule is the class: :class:`SpatialArray`
+    (every unit its own tile, today's mapping) or :class:`MultiplexedArray` (units take turns on fewer tiles).
+    In TOML: ``[array] schedule = "spatial"`` or ``schedule = "multiplexed"`` with that schedule's fields.
+
+    Attributes
+    ----------
+    channels_per_adc : int
+        Readout channels (two per phase detector) sampled onto hold capacitors and converted in turn by one SAR
+        ADC, in [1, 4096]; the ADC count and the serial conversion time follow. 64: assumed.
+    macs : int
+        Multiply-accumulate units of the digital periphery (scores, softmax, gates, rescaling), in [1, 2^20]:
+        their area and the time the periphery takes per pass. 1024: assumed (a few mm² at 65 nm).
+    """
+
+    channels_per_adc: int = 64
+    macs: int = 1024
+    schedule = "abstract"  # class data: the schedule's name (a ClassVar, not a field)
+
+    def __post_init__(self):
+        _check_int("array.channels_per_adc", self.channels_per_adc, 1, 4096)
+        _check_int("array.macs", self.macs, 1, 2**20)
+
+    def to_dict(self) -> dict:
+        """The TOML/JSON layout: ``schedule`` and this schedule's fields."""
+        return {"schedule": self.schedule, **dataclasses.asdict(self)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpatialArray(ArrayConfig):
+    """Fully spatial: every unit of every layer has its own tile (the mapping before issue 20). Layers still run
+    one after another (each needs the previous one's output); a tile is used once per pass."""
+
+    schedule = "spatial"
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultiplexedArray(ArrayConfig):
+    """Time-multiplexed: ``tiles`` physical tiles serve every unit of every layer in turn.
+
+    Unit u of layer l (units in (head, bank, coordinate) order) runs on tile (l · U + u) mod ``tiles`` in round
+    ⌊u / tiles⌋ of its layer (U units per layer): a layer takes ⌈U / tiles⌉ rounds; between uses a tile's
+    couplers are reprogrammed (skipped when the next unit on it has the same coupling matrix, e.g. another
+    coordinate of the same head) and its phases re-injected. A physical tile's mismatch is the same in every use;
+    its noise is keyed on the physical run (:mod:`mapping.compiler.schedule`, :mod:`mapping.seeds`).
+
+    Attributes
+    ----------
+    tiles : int
+        Physical tiles, in [1, 2^20]. More tiles than units in the whole model leave tiles idle (their area is
+        charged).
+    """
+
+    tiles: int = 16
+    schedule = "multiplexed"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_int("array.tiles", self.tiles, 1, 2**20)
+
+
+SCHEDULES = {"spatial": SpatialArray, "multiplexed": MultiplexedArray}
+"""``[array] schedule`` -> the array class."""
+NODE_FLAVORS = ("LP", "HP")
+NODE_RANGE_NM = (1.0, 1000.0)
+"""Accepted ``node_nm`` [nm]; the technology model's fits cover 7–180 nm and warn outside
+(:mod:`hw_models.technology`)."""
+
+
+def array_from_dict(d: dict) -> ArrayConfig:
+    """An :class:`ArrayConfig` from its table: ``schedule`` picks the class, the other keys are its fields."""
+    if not isinstance(d, dict):
+        raise ValueError(f"[array] must be a table, got {d!r}")
+    d = dict(d)
+    name = d.pop("schedule", MultiplexedArray.schedule)
+    if name not in SCHEDULES:
+        raise ValueError(f"array.schedule must be one of {', '.join(SCHEDULES)}; got {name!r}")
+    cls = SCHEDULES[name]
+    valid = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(d) - valid)
+    if unknown:
+        others = {k: sorted({f.name for f in dataclasses.fields(c)} - valid) for k, c in SCHEDULES.items()
+                  if c is not cls}
+        hint = "; ".join(f"{', '.join(v)} belong(s) to schedule {k!r}" for k, v in others.items()
+                         if set(v) & set(unknown))
+        raise ValueError(f"unknown option(s) {', '.join(unknown)} in [array] for schedule {name!r}; valid: schedule, "
+                         f"{', '.join(sorted(valid))}" + (f" ({hint})" if hint else ""))
+    return cls(**d)

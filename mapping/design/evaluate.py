@@ -1,0 +1,117 @@
+"""The one adapter between the chip models and the design search: a trial's objectives and metrics.
+
+:func:`trial_metrics` is the only place the search reads the chip models: it takes the
+:class:`~mapping.simulation.SimulationReport` of the trial's chip run (a sweep point computed on a worker,
+:func:`mapping.sweep.run.compute_point` with ``metrics_of=trial_metrics``) and returns flat numbers: the simulated
+BPC loss and its standard error, and from the report's energy the die area, the latency per token of the
+schedule, the SRAM, the leakage and every energy term (:mod:`mapping.energy`). :func:`static_metrics` gives the
+same numbers without a simulation (BPC NaN) for the feasibility probe of :func:`mapping.design.check_space`.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["trial_metrics", "static_metrics", "GAIN_CELL_ANCHOR", "anchor_j_per_token", "METRICS_KEY"]
+
+#: The published analog-attention anchor (issue 20 item 7).
+GAIN_CELL_ANCHOR = {
+    "value": 6.15e-9, "unit": "J per head per token", "window_tokens": 1024,
+    "source": "N. Leroux et al., 'Analog in-memory computing attention mechanism for fast and energy-efficient "
+              "large language models', Nat. Comput. Sci. 5, 813 (2025) (gain-cell attention): 6.15 nJ per head per "
+              "token at a 1,024-token window",
+}
+#: Where :func:`trial_metrics` puts its numbers in a sweep row.
+METRICS_KEY = "design_metrics"
+
+
+def anchor_j_per_token(n_heads: int, n_layers: int, T: int) -> tuple[float, str]:
+    """The gain-cell anchor normalised to this model: J per token of all attention layers at window T.
+
+    6.15 nJ per head per token × heads per layer × layers × (T / 1024): the anchor's work per token and head is
+    one dot product and one weighted sum over every token of its window, so it is taken linear in the window;
+    the head dimension is not rescaled (the anchor's heads are full-size; this model's are smaller, so the line
+    errs high for the anchor).
+    """
+    a = GAIN_CELL_ANCHOR
+    v = a["value"] * n_heads * n_layers * T / a["window_tokens"]
+    how = (f"{a['value'] * 1e9:g} nJ per head per token x {n_heads} heads x {n_layers} layers x (window {T} / "
+           f"{a['window_tokens']}), linear in the window, head dimension not rescaled; {a['source']}")
+    return v, how
+
+
+def _energy_metrics(en: dict) -> dict:
+    """The static metrics of a design from its energy report (:func:`mapping.energy.energy_report`)."""
+    from ..energy.chip_terms import TERMS
+
+    breakdown = dict(en["breakdown"])
+    array_j = sum(v for k, v in breakdown.items() if TERMS[k].array)
+    shape, sc, area = en["attention_shape"], en["schedule"] or {}, en["area"]
+    anchor, _ = anchor_j_per_token(shape["n_heads"], shape["n_layers"], shape["T"])
+    tl = en["timeline_s"]
+    return {
+        "energy_per_token_j": float(en["energy_per_token_chip_j"]),
+        **{f"energy_{k}": float(v) for k, v in breakdown.items()},
+        "array_j": array_j,
+        "floor_without_array_j": float(en["energy_per_token_chip_j"]) - array_j,
+        "largest_term": max(breakdown, key=breakdown.get),
+        "offloaded_fraction": float(en["offloaded_fraction"]),
+        "amdahl_max_gain": float(en["amdahl_max_gain"]),
+        "array_gain": float(en["array_gain"]),
+        "digital_only_chip_j": float(en["digital_only_chip_j"]),
+        "gpu_lower_j": float(en["gpu_energy_bounds_j"]["lower"]),
+        "gpu_upper_j": float(en["gpu_energy_bounds_j"]["upper"]),
+        "anchor_j": anchor,
+        "area_mm2": float(en["area_mm2"]),
+        "array_mm2": float(area["array_mm2"]), "sram_mm2": float(area["sram_mm2"]),
+        "periphery_mm2": float(area["periphery_mm2"]),
+        "sram_bytes": float(en["sram_bytes"]),
+        "leakage_j": float(en["leakage_j"]),
+        "latency_per_token_s": float(en["latency_per_token_s"]),
+        "latency_per_pass_s": float(tl["pass_s"]),
+        "tokens_per_pass": int(tl["tokens_per_pass"]),
+        "schedule": sc.get("kind", "spatial"), "tiles": int(sc.get("tiles", 0)),
+        "rounds_per_layer": int(sc.get("rounds_per_layer", 1)),
+        "node_nm": float(en["node"]["node_nm"]),
+        "phase": en["phase"],
+    }
+
+
+def trial_metrics(report) -> dict:
+    """Objectives and metrics of one design from its :class:`~mapping.simulation.SimulationReport`.
+
+    Returns
+    -------
+    dict
+        ``{METRICS_KEY: metrics}`` (a sweep row's entry), metrics: ``bpc_loss`` (chip − closed-form BPC on the
+        same tokens), ``bpc_loss_se`` (its standard error), ``bpc_chip``, ``bpc_closed_form`` [bits/char],
+        ``energy_per_token_j``, ``energy_<term>`` (the chip's breakdown), ``array_j`` (the array's terms),
+        ``floor_without_array_j`` (the rest: periphery, SRAM, leakage), ``largest_term``, ``offloaded_fraction``,
+        ``amdahl_max_gain``, ``array_gain``, ``digital_only_chip_j``, ``gpu_lower_j``, ``gpu_upper_j``,
+        ``anchor_j`` [J/token], ``area_mm2`` (and ``array_mm2``, ``sram_mm2``, ``periphery_mm2``),
+        ``sram_bytes``, ``leakage_j``, ``latency_per_token_s``, ``latency_per_pass_s`` [s],
+        ``tokens_per_pass``, ``schedule``, ``tiles``, ``rounds_per_layer``, ``node_nm``, ``phase``, ``kind``,
+        ``mean_layer_rel_error``, ``kappa_tau``.
+    """
+    if report.energy is None:
+        raise ValueError("trial_metrics needs a report made with the energy report (energy=True)")
+    rel = [L.get("layer_rel_error") for L in report.fidelity]
+    rel = [float(x) for x in rel if x is not None and math.isfinite(x)]
+    m = {"bpc_loss": float(report.bpc_difference), "bpc_loss_se": float(report.bpc_difference_se),
+         "bpc_chip": float(report.bpc_chip), "bpc_closed_form": float(report.bpc_closed_form),
+         **_energy_metrics(report.energy), "kind": report.chip_kind,
+         "mean_layer_rel_error": sum(rel) / len(rel) if rel else math.nan,
+         "kappa_tau": math.nan if report.kappa_tau is None else float(report.kappa_tau)}
+    return {METRICS_KEY: m}
+
+
+def static_metrics(config, model, T: int, *, checkpoint: str | None = None) -> dict:
+    """The metrics of :func:`trial_metrics` that need no simulation (BPC NaN), from ``config`` compiled with
+    mismatch off (mismatch changes the per-instance draws, never the cells, the schedule, the windows or the GPU's
+    work; the energy then differs from the trial's by the per-instance power draw only)."""
+    from ..compiler import compile as compile_chip
+    from ..energy import energy_report
+
+    chip = compile_chip(model, config.replace(mismatch=False), checkpoint=checkpoint)
+    return {"bpc_loss": math.nan, "bpc_loss_se": math.nan, "bpc_chip": math.nan, "bpc_closed_form": math.nan,
+            **_energy_metrics(energy_report(chip, T)), "kind": chip.kind}

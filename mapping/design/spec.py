@@ -1,0 +1,346 @@
+"""Design spec: the search space over chip fields, the objectives, the constraints, the sampler (TOML).
+
+A design search looks for the chips that trade BPC loss, energy per token, area and latency best, under
+constraints (DESIGN §5.7). The space names any :class:`~mapping.config.ChipConfig` field by the dotted names of
+``oscsim sweep`` (:mod:`mapping.sweep.spec`), so a field added to the config later can be searched without a
+change here. Everything that can be checked without running a trial is checked when the spec is loaded: an
+unknown field, a range the config refuses at either end, an unknown objective, a constraint that cannot be met
+by any value of its metric (``area_mm2 <= 0``) or that contradicts another. :func:`mapping.design.check_space`
+then probes the static metrics (area, latency, energy need no simulation) at the corners of the space before
+the study starts.
+
+Layout (see ``examples/design-small.toml``)::
+
+    name = "design-small"
+    checkpoint = "kuramoto-tiny"        # bundled name or checkpoint folder (relative to the spec file)
+    chip = "chip.toml"                  # base config: a TOML path, or an inline [chip] table
+    sampler = "nsga2"                   # nsga2 | tpe
+    seed = 0                            # seed of the sampler: the same spec and seed give the same trials
+    trials = 24                         # total trials (a rerun with more extends the study)
+    population = 8                      # trials asked, evaluated and told together (NSGA-II: its population)
+    objectives = ["bpc_loss", "energy_per_token_j", "area_mm2", "latency_per_token_s"]   # all minimised
+    constraints = ["bpc_loss <= 0.05", "area_mm2 <= 900"]
+
+    [tokens]                            # evaluation text of every trial (as in a sweep)
+    windows = 1
+    seq_len = 32
+
+    [space]                             # uniform / loguniform = [lo, hi], int = [lo, hi], choice = [...]
+    "coupling.bits" = { int = [3, 8] }
+    "readout.noise_rad" = { loguniform = [1e-3, 0.1] }
+    "device" = { choice = ["ideal", "ring-macromodel"] }
+
+    [seeds]
+    noise = 0                           # noise seed of every trial's chip run
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..config import ChipConfig, config_to_dict, read_toml
+from ..sweep.spec import (TokenSpec, base_config, canonical, check_field, checkpoint_path, config_with, is_int,
+                          none_value, normalise_value, token_spec)
+
+__all__ = ["Dimension", "Constraint", "DesignSpec", "load_design_spec", "design_spec_from_dict", "METRICS",
+           "SAMPLERS", "VERDICT_BPC_LOSS", "config_of", "fmt_value"]
+
+#: Metrics a design is judged on: name -> (unit, lowest physically possible value). All are minimised.
+METRICS = {
+    "bpc_loss": ("bits/char", -8.0),           # chip BPC − closed-form BPC; ≥ −8 (a byte carries ≤ 8 bits)
+    "energy_per_token_j": ("J/token", 0.0),    # attention layers, the config's phase (mapping.energy_report)
+    "area_mm2": ("mm^2", 0.0),                 # the die (mapping.energy.chip_area)
+    "latency_per_token_s": ("s/token", 0.0),   # the schedule's windows per token (mapping.energy.latency)
+}
+SAMPLERS = ("nsga2", "tpe")
+_KINDS = ("uniform", "loguniform", "int", "choice")
+_TOP_KEYS = ("name", "checkpoint", "chip", "sampler", "seed", "trials", "population", "objectives", "constraints",
+             "tokens", "space", "seeds")
+_OPS = ("<=", ">=")
+#: Sections whose fields are not design choices the search may make today: [energy] chooses what is reported
+#: (phase, batch, the GPU and its bound) or assumes a saving whose accuracy the chip run does not simulate
+#: (digital_precision: the fidelity run computes the periphery in fp32) — a search would take such a saving for
+#: free. The analog-score mode is a chip choice now, simulated ([scores] mode), and searchable.
+_NOT_SEARCHABLE = {"energy": "the [energy] section chooses what is reported (phase, batch, the GPU) or assumes a "
+                             "saving the chip run does not simulate (digital_precision), which a search would take "
+                             "for free; set it in the base chip"}
+_MAX_TRIALS = 100_000
+#: The BPC loss at which the verdict names the best design (issue 20 item 7).
+VERDICT_BPC_LOSS = 0.05
+
+
+@dataclass(frozen=True, kw_only=True)
+class Dimension:
+    """One searched field.
+
+    Attributes
+    ----------
+    field : str
+        Dotted name of a :class:`~mapping.config.ChipConfig` field.
+    kind : {'uniform', 'loguniform', 'int', 'choice'}
+    values : tuple
+        (lo, hi) for uniform, loguniform (lo > 0) and int (inclusive, integers); the choices for choice.
+    """
+
+    field: str
+    kind: str
+    values: tuple
+
+    def __post_init__(self):
+        where = f'space."{self.field}"'
+        if self.kind not in _KINDS:
+            raise ValueError(f"{where}: kind must be one of {', '.join(_KINDS)}, got {self.kind!r}")
+        if self.kind == "choice":
+            if not self.values:
+                raise ValueError(f"{where}: choice is empty")
+            if len({canonical(v) for v in self.values}) != len(self.values):
+                raise ValueError(f"{where}: choice repeats a value: {list(self.values)}")
+            bad = [v for v in self.values if not (v is None or isinstance(v, (bool, int, float, str)))]
+            if bad:
+                raise ValueError(f"{where}: choices must be numbers, strings, booleans or 'none', got {bad}")
+            return
+        if len(self.values) != 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                            for x in self.values):
+            raise ValueError(f"{where}: {self.kind} takes [lo, hi] (numbers), got {list(self.values)}")
+        lo, hi = self.values
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"{where}: {self.kind} needs finite lo < hi, got [{lo}, {hi}]")
+        if self.kind == "loguniform" and lo <= 0:
+            raise ValueError(f"{where}: loguniform needs lo > 0, got {lo}")
+        if self.kind == "int" and not (is_int(lo) and is_int(hi)):
+            raise ValueError(f"{where}: int needs integer bounds, got [{lo}, {hi}]")
+
+    def distribution(self):
+        """The Optuna distribution of this dimension."""
+        import optuna
+
+        if self.kind == "choice":
+            return optuna.distributions.CategoricalDistribution(list(self.values))
+        if self.kind == "int":
+            return optuna.distributions.IntDistribution(int(self.values[0]), int(self.values[1]))
+        return optuna.distributions.FloatDistribution(float(self.values[0]), float(self.values[1]),
+                                                      log=self.kind == "loguniform")
+
+    def extremes(self) -> tuple:
+        """The values a probe tries: both ends of a range, every choice."""
+        return tuple(self.values)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Constraint:
+    """``metric <= bound`` or ``metric >= bound``.
+
+    Attributes
+    ----------
+    metric : str
+        A key of :data:`METRICS`.
+    op : {'<=', '>='}
+    bound : float
+    """
+
+    metric: str
+    op: str
+    bound: float
+
+    def __post_init__(self):
+        if self.metric not in METRICS:
+            raise ValueError(f"constraint on unknown metric {self.metric!r}; valid: {', '.join(METRICS)}")
+        if self.op not in _OPS:
+            raise ValueError(f"constraint operator must be one of {', '.join(_OPS)}, got {self.op!r}")
+        if not math.isfinite(self.bound):
+            raise ValueError(f"constraint {self}: the bound must be finite")
+        lowest = METRICS[self.metric][1]
+        if self.op == "<=" and (self.bound < lowest or (lowest == 0.0 and self.bound <= 0)):
+            raise ValueError(f"constraint '{self}' is impossible: {self.metric} is "
+                             f"{'> 0' if lowest == 0.0 else f'>= {lowest:g}'} for every design")
+
+    def __str__(self):
+        return f"{self.metric} {self.op} {self.bound:g}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Constraint":
+        m = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>|==|=)\s*([-+0-9.eE]+)\s*", text or "")
+        if not m:
+            raise ValueError(f"constraint {text!r} must read 'METRIC <= NUMBER' or 'METRIC >= NUMBER'")
+        try:
+            bound = float(m.group(3))
+        except ValueError:
+            raise ValueError(f"constraint {text!r}: {m.group(3)!r} is not a number") from None
+        return cls(metric=m.group(1), op=m.group(2), bound=bound)
+
+    def violation(self, value: float) -> float:
+        """Optuna's constraint value: ≤ 0 when met; otherwise the violation relative to |bound| (or absolute
+        for a zero bound), so that violations of metrics in different units add up comparably."""
+        d = (value - self.bound) if self.op == "<=" else (self.bound - value)
+        return d / abs(self.bound) if self.bound != 0 else d
+
+    def met(self, value: float) -> bool:
+        return math.isfinite(value) and self.violation(value) <= 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class DesignSpec:
+    """A validated design search (see the module notes for the TOML layout).
+
+    Attributes
+    ----------
+    name : str
+    checkpoint : str
+    tokens : TokenSpec
+    base : ChipConfig
+        The configuration every trial starts from.
+    space : tuple of Dimension
+    objectives : tuple of str
+        Keys of :data:`METRICS`, all minimised (at least one).
+    constraints : tuple of Constraint
+    sampler : {'nsga2', 'tpe'}
+    seed : int
+    trials : int
+    population : int
+        Trials asked, evaluated and told together; NSGA-II's population size.
+    noise_seed : int
+    """
+
+    name: str
+    checkpoint: str
+    tokens: TokenSpec
+    base: ChipConfig
+    space: tuple
+    objectives: tuple = tuple(METRICS)
+    constraints: tuple = ()
+    sampler: str = "nsga2"
+    seed: int = 0
+    trials: int = 24
+    population: int = 8
+    noise_seed: int = 0
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.base, ChipConfig):
+            raise ValueError(f"base must be a ChipConfig, got {type(self.base).__name__}")
+        if not self.space:
+            raise ValueError("[space] is empty: name at least one chip field and its range")
+        names = [d.field for d in self.space]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"field(s) {', '.join(dup)} appear twice in [space]")
+        if not self.objectives or any(o not in METRICS for o in self.objectives):
+            raise ValueError(f"objectives must be a non-empty list of {', '.join(METRICS)}; got {list(self.objectives)}")
+        if len(set(self.objectives)) != len(self.objectives):
+            raise ValueError(f"objectives repeat a metric: {list(self.objectives)}")
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}")
+        for n, lo, hi in (("seed", 0, 2**32 - 1), ("trials", 1, _MAX_TRIALS), ("population", 2, 10_000),
+                          ("noise_seed", 0, 2**32 - 1)):
+            v = getattr(self, n)
+            if not is_int(v) or not lo <= v <= hi:
+                raise ValueError(f"{'seeds.noise' if n == 'noise_seed' else n} must be an integer in [{lo}, {hi}], "
+                                 f"got {v!r}")
+        for a in self.constraints:  # contradictions: m <= a with m >= b > a
+            for b in self.constraints:
+                if a.metric == b.metric and a.op == "<=" and b.op == ">=" and b.bound > a.bound:
+                    raise ValueError(f"constraints '{a}' and '{b}' contradict each other: no design meets both")
+        tree = config_to_dict(self.base)
+        for d in self.space:
+            check_field(d.field, tree, f'space."{d.field}"')
+            for v in d.extremes():
+                try:
+                    config_of(self.base, {d.field: v})
+                except (ValueError, TypeError) as exc:
+                    raise ValueError(f'space."{d.field}": the value {v!r} is not a valid chip config: {exc}') from None
+
+    @property
+    def fields(self) -> tuple:
+        return tuple(d.field for d in self.space)
+
+    def distributions(self) -> dict:
+        """{field: Optuna distribution}, in space order."""
+        return {d.field: d.distribution() for d in self.space}
+
+    @property
+    def spec_hash(self) -> str:
+        """SHA-256 (16 hex digits) over everything that decides the trials (not ``name`` nor ``trials``, so a
+        rerun with more trials extends the same study)."""
+        payload = {"checkpoint": self.checkpoint, "tokens": dataclasses.asdict(self.tokens),
+                   "base": config_to_dict(self.base), "space": [dataclasses.asdict(d) for d in self.space],
+                   "objectives": list(self.objectives), "constraints": [str(c) for c in self.constraints],
+                   "sampler": self.sampler, "seed": self.seed, "population": self.population,
+                   "noise_seed": self.noise_seed}
+        return hashlib.sha256(canonical(payload).encode()).hexdigest()[:16]
+
+    @property
+    def study_name(self) -> str:
+        return f"oscsim-design-{self.spec_hash}"
+
+
+def fmt_value(v) -> str:
+    """A searched value as a reader wants it: 4 significant digits for floats, None as 'none'."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "none"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def config_of(base: ChipConfig, params: dict) -> ChipConfig:
+    """The chip config of a trial: ``base`` with the dotted ``params`` set (validated by the config)."""
+    return config_with(base, params)
+
+
+def _dimension(name: str, d, base_tree: dict) -> Dimension:
+    where = f'space."{name}"'
+    check_field(name, base_tree, where)
+    if name.split(".")[0] in _NOT_SEARCHABLE:
+        raise ValueError(f"{where} cannot be searched: {_NOT_SEARCHABLE[name.split('.')[0]]}")
+    if not isinstance(d, dict) or len(d) != 1:
+        raise ValueError(f"{where} must be one of {{{' | '.join(k + ' = [...]' for k in _KINDS)}}}, got {d!r}")
+    (kind, p), = d.items()
+    if kind not in _KINDS:
+        raise ValueError(f"{where}: kind must be one of {', '.join(_KINDS)}, got {kind!r}")
+    if not isinstance(p, list):
+        raise ValueError(f"{where}: {kind} takes a list, got {p!r}")
+    vals = tuple(normalise_value(name, none_value(x)) for x in p) if kind == "choice" else tuple(p)
+    return Dimension(field=name, kind=kind, values=vals)
+
+
+def design_spec_from_dict(data: dict, *, root: str | Path = ".") -> DesignSpec:
+    """Build a :class:`DesignSpec` from the parsed TOML (``root``: folder relative paths are taken from)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a design spec must be a table, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(_TOP_KEYS))
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(unknown)} in the design spec; valid: {', '.join(_TOP_KEYS)}")
+    root = Path(root)
+    base = base_config(data.get("chip", {}), root)
+    tokens = token_spec(data.get("tokens", {}))
+    space_d = data.get("space", {})
+    if not isinstance(space_d, dict):
+        raise ValueError(f"[space] must be a table of field = {{kind = [...]}}, got {space_d!r}")
+    tree = config_to_dict(base)
+    space = tuple(_dimension(k, v, tree) for k, v in space_d.items())
+    seeds = data.get("seeds", {})
+    if not isinstance(seeds, dict) or set(seeds) - {"noise"}:
+        raise ValueError(f"[seeds] takes noise = N (the noise seed of every trial); got {seeds!r}")
+    objectives = data.get("objectives", list(METRICS))
+    constraints = data.get("constraints", [])
+    if not isinstance(objectives, list) or not isinstance(constraints, list):
+        raise ValueError("objectives and constraints must be lists")
+    ckpt = checkpoint_path(data.get("checkpoint", "kuramoto-tiny"), root)
+    return DesignSpec(name=data.get("name", "design"), checkpoint=ckpt, tokens=tokens, base=base, space=space,
+                      objectives=tuple(objectives), constraints=tuple(Constraint.parse(c) for c in constraints),
+                      sampler=data.get("sampler", "nsga2"), seed=data.get("seed", 0), trials=data.get("trials", 24),
+                      population=data.get("population", 8), noise_seed=seeds.get("noise", 0))
+
+
+def load_design_spec(path: str | Path) -> DesignSpec:
+    """Load and validate a design spec TOML (every field and both ends of every range checked here)."""
+    path = Path(path)
+    return read_toml(path, "design spec", lambda data: design_spec_from_dict(data, root=path.parent))

@@ -1,0 +1,65 @@
+"""Latency per token: the schedule's windows in the order they run (DESIGN §5.7).
+
+A pass of the array (prefill: a sequence's T tokens; decode: one new token) runs the layers one after another
+(each reads the previous one's output). A layer is, in order:
+
+1. ``digital``: the periphery's work before and after the array (scores, softmax, gates, rescaling) on
+   ``[array] macs`` multiply-accumulate units at the periphery clock, two operations per MAC and cycle;
+2. its rounds (one on the spatial chip, ⌈units / tiles⌉ on a multiplexed one), each:
+   ``program`` (only in rounds where a tile takes a new coupling matrix: the coupler registers written one row
+   per clock, :data:`mapping.energy.constants.ARRAY_ROWS_PER_CLOCK`), ``dac_settle`` (coupler and gain DACs
+   settle to ½ LSB), ``injection`` (phases written by injection locking), ``settle`` (the coupled window
+   τ_s), ``readout`` (the detector window), ``adc_serial`` (the channels sharing one ADC converted in turn).
+
+Nothing overlaps (an upper estimate: a pipelined chip could convert one round while the next settles). Per
+token: the pass over the tokens it produces. Every time at a node other than 65 nm scales with the
+Stillmaker-Baas delay (the periphery clock, the ADC rate, the DACs' RC); the oscillator windows are cycles of
+the device's own f₀.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import constants as ec
+
+__all__ = ["pass_timeline", "WINDOWS"]
+
+WINDOWS = ("program", "dac_settle", "injection", "settle", "readout", "adc_serial")
+"""A round's windows, in the order they run."""
+
+
+def pass_timeline(s, c: dict) -> dict:
+    """The timeline of one pass of spec ``s`` in the context ``c`` of :mod:`mapping.energy.chip_terms`.
+
+    Returns
+    -------
+    dict with the windows of one round [s] (keys of :data:`WINDOWS`, ``program`` when it happens), ``digital``
+    (one layer's periphery work [s]), ``rounds_per_layer``, ``programming_rounds_per_layer``, ``layer_s``,
+    ``pass_s``, ``tokens_per_pass``, ``latency_per_token_s`` and ``sources``.
+    """
+    n, prefill, per, f0 = c["n"], c["prefill"], c["per"], c["f0"]
+    R = int(s.rounds_per_layer)
+    rows = s.T if per > 1 else 1
+    f_read = n["read"] / max(prefill["read"], 1.0)
+    conv_per_adc = max(1, math.ceil(s.channels_per_adc * f_read)) * s.readout_samples
+    w = {"program": rows / (ec.ARRAY_ROWS_PER_CLOCK.value * c["f_clk"]),
+         "dac_settle": c["t_dac"], "injection": c["t_inj"], "settle": s.settle_cycles / f0,
+         "readout": s.read_cycles / f0, "adc_serial": conv_per_adc / c["adc_rate"]}
+    n_prog = min(R, math.ceil(s.program_fraction * R - 1e-9))
+    digital = c["dig_ops"] * per / (2 * s.macs * c["f_clk"])
+    round_s = sum(v for k, v in w.items() if k != "program")
+    layer = digital + R * round_s + n_prog * w["program"]
+    pass_s = s.n_layers * layer
+    return {**w, "digital": digital, "rounds_per_layer": R, "programming_rounds_per_layer": n_prog,
+            "layer_s": layer, "pass_s": pass_s, "tokens_per_pass": per, "latency_per_token_s": pass_s / per,
+            "sources": {
+                "program": f"{rows} coupler row(s) per tile at {ec.ARRAY_ROWS_PER_CLOCK.value:g} row per periphery "
+                           f"clock ({c['f_clk'] / 1e6:.4g} MHz: {ec.PERIPHERY_CLOCK_HZ.source}; carried by the "
+                           f"Stillmaker-Baas delay); {ec.ARRAY_ROWS_PER_CLOCK.source}",
+                "adc_serial": f"{conv_per_adc:g} conversions per ADC ([array] channels_per_adc = "
+                              f"{s.channels_per_adc}) at {c['adc_rate'] / 1e6:.4g} MS/s: {ec.ADC_RATE_HZ.source}",
+                "digital": f"{c['dig_ops']:.4g} periphery ops per token and layer x {per} tokens / (2 ops x "
+                           f"{s.macs} MACs ([array] macs) x {c['f_clk'] / 1e6:.4g} MHz)",
+                "order": "per layer: digital, then per round program (when a tile takes a new matrix), DAC settle, "
+                         "injection, settle, readout, serial ADC; no overlap (an upper estimate)"}}

@@ -1,0 +1,42 @@
+"""The default chip is one a team could build (issue 20 "must show"): `oscsim simulate --json` on the default
+configuration reports a die of at most 100 mm² (the target: 50 mm², docs/design.md "The default chip"), the
+latency per token, the SRAM and the leakage; examples/chip.toml is that default; the fully spatial mapping is
+still available and reproduces the BPC of the mapping before issue 20 bit for bit."""
+
+import json
+
+import pytest
+
+from mapping.config import ChipConfig, MultiplexedArray, SpatialArray, load_config
+from oscsim.cli import main
+
+AREA_TARGET_MM2 = 50.0  # docs/design.md, "The default chip"
+
+
+def test_examples_chip_toml_is_the_default_and_multiplexed():
+    cfg = load_config("examples/chip.toml")
+    assert cfg == ChipConfig() and cfg.array == MultiplexedArray(tiles=16)
+    assert load_config("examples/chip-spatial.toml") == ChipConfig(array=SpatialArray())
+
+
+def test_default_simulate_json_reports_a_buildable_die(capsys):
+    assert main(["simulate", "--tokens", "128", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert 0 < rep["area_mm2"] <= AREA_TARGET_MM2 <= 100
+    assert rep["schedule"]["kind"] == "multiplexed" and rep["schedule"]["tiles"] == 16
+    for key in ("latency_per_token_s", "sram_bytes", "leakage_j"):
+        assert isinstance(rep[key], float) and rep[key] > 0, key
+    assert rep["energy_breakdown_j"]["leakage_j"] == rep["leakage_j"]
+    # the die: the array, its SRAM and the periphery, each named
+    a = rep["area"]
+    assert a["array_mm2"] + a["sram_mm2"] + a["periphery_mm2"] == pytest.approx(rep["area_mm2"])
+
+
+@pytest.mark.slow
+def test_fully_spatial_chip_reproduces_the_bpc_before_issue_20(capsys):
+    """`oscsim simulate --config examples/chip-spatial.toml` on the default 2,048 tokens: the BPC of
+    /work/baseline/demo_simulate.json (main before issue 20) to the bit. About 1-3 minutes."""
+    assert main(["simulate", "--config", "examples/chip-spatial.toml", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["bpc_chip"] == 3.082500349179221 and rep["bpc_closed_form"] == pytest.approx(2.9481, abs=1e-4)
+    assert rep["area_mm2"] > 100  # why the default is multiplexed

@@ -1,0 +1,187 @@
+"""Design specs, constraints, the front, the verdict and the adapter (mapping.design): fast, no study run."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mapping.design import (Constraint, anchor_j_per_token, design_spec_from_dict, pareto_mask, static_metrics,
+                            trial_metrics, verdict)
+from mapping.design.evaluate import METRICS_KEY
+from mapping.design.spec import config_of
+
+BASE = {"name": "t", "checkpoint": "kuramoto-tiny", "trials": 4, "population": 2,
+        "tokens": {"windows": 1, "seq_len": 16}, "chip": {"device": "ideal"},
+        "space": {"coupling.bits": {"int": [3, 8]}, "readout.noise_rad": {"loguniform": [1e-3, 0.1]},
+                  "device": {"choice": ["ideal", "ring-macromodel"]}, "trim_bits": {"choice": [6, "none"]}}}
+
+
+def _spec(**over):
+    d = {**BASE, **over}
+    return design_spec_from_dict(d)
+
+
+def test_spec_parses_and_its_hash_decides_the_trials():
+    s = _spec()
+    d = s.distributions()
+    assert type(d["coupling.bits"]).__name__ == "IntDistribution"
+    assert d["readout.noise_rad"].log and d["trim_bits"].choices == (6, None)
+    assert s.objectives == ("bpc_loss", "energy_per_token_j", "area_mm2", "latency_per_token_s")
+    assert _spec(name="other", trials=40).spec_hash == s.spec_hash  # label and length do not change the trials
+    assert _spec(seed=1).spec_hash != s.spec_hash
+    assert config_of(s.base, {"coupling.bits": 5, "trim_bits": None}).coupling.bits == 5
+
+
+@pytest.mark.parametrize(("over", "msg"), [
+    ({"bogus": 1}, "unknown key"),
+    ({"space": {"readout.nosie_rad": {"uniform": [0, 1]}}}, "unknown chip config field 'readout.nosie_rad'"),
+    ({"space": {"readout": {"uniform": [0, 1]}}}, "is a section, not a field"),
+    ({"space": {"settle_cycles": {"normal": [0, 1]}}}, "kind must be one of"),
+    ({"space": {"settle_cycles": {"uniform": [4, 2]}}}, "finite lo < hi"),
+    ({"space": {"settle_cycles": {"loguniform": [0, 2]}}}, "loguniform needs lo > 0"),
+    ({"space": {"coupling.bits": {"int": [3, 8.5]}}}, "int needs integer bounds"),
+    ({"space": {"readout.noise_rad": {"uniform": [-0.1, 0.1]}}}, "the value -0.1 is not a valid chip config"),
+    ({"space": {}}, r"\[space\] is empty"),
+    ({"space": {"energy.digital_precision": {"choice": ["int8", "fp32"]}}}, "cannot be searched: the .energy. section"),
+    ({"objectives": ["bpc_loss", "bpc_loss"]}, "repeat"),
+    ({"objectives": ["speed"]}, "objectives must be"),
+    ({"constraints": ["area_mm2 < 5"]}, "operator must be one of"),
+    ({"constraints": ["foo <= 1"]}, "unknown metric 'foo'"),
+    ({"constraints": ["area_mm2 <= lots"]}, "must read"),
+    ({"constraints": ["energy_per_token_j <= 0"]}, "impossible"),
+    ({"constraints": ["bpc_loss <= -9"]}, "impossible"),
+    ({"constraints": ["area_mm2 <= 10", "area_mm2 >= 20"]}, "contradict"),
+    ({"sampler": "grid"}, "sampler must be one of"),
+    ({"population": 1}, "population must be"),
+])
+def test_bad_specs_are_refused_naming_the_problem(over, msg):
+    with pytest.raises(ValueError, match=msg):
+        _spec(**over)
+
+
+def test_constraint_violation_is_relative_and_signed():
+    c = Constraint.parse("area_mm2 <= 50")
+    assert c.violation(25) == pytest.approx(-0.5) and c.met(25) and not c.met(75)
+    g = Constraint.parse(" bpc_loss>=-0.5 ")
+    assert str(g) == "bpc_loss >= -0.5" and g.violation(-1.0) == pytest.approx(1.0)
+    assert not c.met(math.nan)
+
+
+def test_pareto_mask():
+    v = np.array([[1, 5], [2, 2], [5, 1], [3, 3], [2, 2], [np.nan, 0]])
+    assert pareto_mask(v).tolist() == [True, True, True, False, True, False]
+
+
+def _table(rows):
+    base = {"state": "COMPLETE", "feasible": True, "on_front": True, "gpu_lower_j": 100e-9, "gpu_upper_j": 1e-6,
+            "anchor_j": 50e-9, "area_mm2": 10.0, "latency_per_token_s": 1e-8, "coupling.bits": 4}
+    return pd.DataFrame([{**base, "trial": i, **r} for i, r in enumerate(rows)])
+
+
+def test_verdict_names_the_bound():
+    spec = design_spec_from_dict({**BASE, "space": {"coupling.bits": {"int": [3, 8]}}})
+    # periphery-bound: without the array it still spends more than the GPU's lower bound
+    df = _table([{"bpc_loss": 0.01, "energy_per_token_j": 300e-9, "energy_digital_periphery_j": 200e-9,
+                  "energy_oscillators_j": 100e-9, "floor_without_array_j": 200e-9},
+                 {"bpc_loss": 0.2, "energy_per_token_j": 10e-9, "energy_digital_periphery_j": 5e-9,
+                  "energy_oscillators_j": 5e-9, "floor_without_array_j": 5e-9}])
+    v = verdict(df, spec)
+    assert v["best_trial"] == 0 and v["ratio_to_gpu_lower"] == pytest.approx(3.0)
+    assert v["bounded_by"].startswith("periphery") and "digital periphery, SRAM and leakage bound it" in v["text"]
+    assert "search's own tokens" in v["judged_on"]
+    assert list(v["decomposition_j"]) == ["digital_periphery_j", "oscillators_j"]
+    # array-bound
+    df.loc[0, ["energy_digital_periphery_j", "energy_oscillators_j", "floor_without_array_j"]] = [50e-9, 250e-9, 50e-9]
+    v = verdict(df, spec)
+    assert v["bounded_by"] == "oscillators_j" and "array terms bound it" in v["text"]
+    # a winner
+    df.loc[0, "energy_per_token_j"] = 20e-9
+    v = verdict(df, spec)
+    assert v["bounded_by"] == "oscillators_j" and "beats the GPU's lower bound by 5x" in v["text"]
+    # nothing at the threshold
+    df["bpc_loss"] = [0.3, 0.2]
+    v = verdict(df, spec)
+    assert v["best_trial"] is None and "No design reaches a BPC loss <= 0.05" in v["text"]
+    assert v["closest_trial"] == 1 and "It does not beat the GPU's lower bound" not in v["text"]  # 10 nJ < 100 nJ
+    assert "beats the GPU's lower bound by 10x" in v["text"]
+    # rescored: the front is judged by its losses on the test tokens, not the search's
+    df["bpc_loss"] = [0.01, 0.02]
+    recheck = pd.DataFrame({"trial": [0, 1], "recheck_bpc_loss": [0.2, 0.04], "recheck_bpc_loss_se": [0.01, 0.01],
+                            "recheck_windows": [32, 32]})
+    v = verdict(df, spec, recheck)
+    assert v["best_trial"] == 1 and v["bpc_loss"] == 0.04 and "rescored on 32 windows" in v["judged_on"]
+    # the candidates a rescoring looks at: front designs whose loss could be at the threshold, lowest first
+    from mapping.design.recheck import recheck_candidates
+
+    df["bpc_loss_se"] = [0.01, 0.2]
+    df["bpc_loss"] = [0.5, 0.3]  # trial 1 is within 2 SE of 0.05, trial 0 is not
+    assert recheck_candidates(df)["trial"].tolist() == [1]
+    df["bpc_loss_se"] = 0.0
+    assert recheck_candidates(df, limit=1)["trial"].tolist() == [1]  # none qualifies: the lowest loss
+
+
+def test_gain_cell_anchor_normalisation():
+    v, how = anchor_j_per_token(4, 4, 1024)
+    assert v == pytest.approx(6.15e-9 * 16)
+    assert anchor_j_per_token(4, 4, 64)[0] == pytest.approx(6.15e-9 * 16 / 16)
+    assert "linear in the window" in how
+
+
+def test_adapter_reads_the_simulation_report_and_the_static_metrics_agree():
+    from mapping.compiler import compile as compile_chip
+    from mapping.config import ChipConfig
+    from mapping.model_io import load_model
+    from mapping.simulation.report import simulate_report
+    from oscsim.data import eval_windows, load_shakespeare
+
+    model, _ = load_model("kuramoto-tiny")
+    cfg = ChipConfig(device="ideal", settle_cycles=2.0)
+    static = static_metrics(cfg, model, 16)
+    assert math.isnan(static["bpc_loss"])
+    x, y = eval_windows(load_shakespeare().split("valid"), 16, max_windows=2)
+    chip = compile_chip(model, cfg)  # mismatch on: the same cells, schedule, windows and GPU work
+    rep = simulate_report(chip, x, y, seed=0, progress=False, measure_gpu=False, warn=False)
+    m = trial_metrics(rep)[METRICS_KEY]
+    assert m["bpc_loss"] == rep.bpc_difference and m["bpc_loss_se"] == rep.bpc_difference_se
+    assert m["area_mm2"] == rep.area_mm2 == static["area_mm2"]
+    assert m["latency_per_token_s"] == rep.latency_per_token_s == pytest.approx(static["latency_per_token_s"])
+    assert m["sram_bytes"] == rep.sram_bytes and m["leakage_j"] == rep.leakage_j > 0
+    tl = rep.energy["timeline_s"]
+    assert m["latency_per_pass_s"] == tl["pass_s"] and m["tokens_per_pass"] == 16
+    assert m["latency_per_token_s"] == pytest.approx(tl["pass_s"] / 16)
+    assert m["gpu_lower_j"] == rep.energy["gpu_energy_bounds_j"]["lower"]
+    assert m["energy_per_token_j"] == pytest.approx(sum(v for k, v in m.items() if k.startswith("energy_")
+                                                        and k != "energy_per_token_j"))
+    assert m["array_j"] + m["floor_without_array_j"] == pytest.approx(m["energy_per_token_j"])
+    assert m["largest_term"] == max((k for k in m if k.startswith("energy_") and k != "energy_per_token_j"),
+                                    key=m.get).removeprefix("energy_")
+    assert m["schedule"] == "multiplexed" and m["tiles"] == 16 and m["node_nm"] == 65
+    decode = static_metrics(cfg.replace(energy=cfg.energy.__class__(phase="decode")), model, 16)
+    assert decode["tokens_per_pass"] == 1
+
+
+def test_one_driver_per_study():
+    import os
+    import socket
+    import time
+
+    import optuna
+
+    from mapping.design import DesignDirError
+    from mapping.design.study import _acquire
+
+    study = optuna.create_study(directions=["minimize"])
+    host = socket.gethostname()
+    study.set_user_attr("driver", {"host": host, "pid": os.getppid(), "heartbeat": time.time()})  # alive
+    with pytest.raises(DesignDirError, match="is being driven by pid"):
+        _acquire(study)
+    dead = 2**22 + 12345  # above the default pid_max: no such process
+    study.set_user_attr("driver", {"host": host, "pid": dead, "heartbeat": time.time()})
+    _acquire(study)  # a driver killed with -9 left its record: taken over
+    assert study.user_attrs["driver"]["pid"] == os.getpid()
+    study.set_user_attr("driver", {"host": "elsewhere", "pid": 1, "heartbeat": time.time() - 10})
+    with pytest.raises(DesignDirError):
+        _acquire(study)
+    study.set_user_attr("driver", {"host": "elsewhere", "pid": 1, "heartbeat": time.time() - 1e4})
+    _acquire(study)
