@@ -10,16 +10,17 @@ import json
 
 from oscsim.cli import float_range, int_range
 
-from .common import chip_and_model, chip_config, validation_tokens
+from .common import check_source, chip_and_model, chip_config, validation_tokens
 
 __all__ = ["register"]
 
 
 def _run(args) -> int:
-    from ..backends.spice import export_head
-
     if args.seq_len < 2:
         raise ValueError(f"--seq-len must be >= 2, got {args.seq_len}")
+    check_source(args)  # before anything heavy loads
+    from ..backends.spice import export_head
+
     cfg = chip_config(args)
     chip, _ = chip_and_model(args, cfg)
     if args.seq_len > chip.layers[0].max_tokens:

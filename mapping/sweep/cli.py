@@ -10,7 +10,7 @@ __all__ = ["register_sweep", "register_plot"]
 
 
 def _run_sweep(args) -> int:
-    from .run import export_csv, run_sweep, sweep_status
+    from .run import check_inputs, export_csv, run_sweep, sweep_status
     from .spec import load_spec
 
     if args.status:
@@ -32,6 +32,7 @@ def _run_sweep(args) -> int:
     if args.workers < 0:
         raise ValueError(f"--workers must be >= 0 (0: in this process), got {args.workers}")
     spec = load_spec(args.spec)  # every point validated here, before any work
+    check_inputs(spec)  # the checkpoint, the window and the split too
     print(f"oscsim sweep: {spec.name}: {spec.n_points} points ({spec.spec_hash}) into {args.out}"
           + (f" on the Dask cluster at {args.scheduler}" if args.scheduler else
              f" on {args.workers} local worker process(es)" if args.workers else " in this process"),
