@@ -142,3 +142,14 @@ def test_report_wording_one_window_and_an_ideal_chip(capsys):
     print_report(simulate_report(chip, x[:1, :16], y[:1, :16], progress=False))
     out = capsys.readouterr().out
     assert "on an ideal chip (ideal)" in out and "(1 window of 16)" in out, out
+
+
+def test_compare_json_needs_no_plot_folder(capsys):
+    """Issue 23 item 8: `oscsim compare --json` runs without --plot (and draws nothing)."""
+    import json
+
+    from oscsim.cli import main
+
+    assert main(["compare", "kuramoto-tiny", "--ideal", "--seq-len", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tokens"] == 8 and "increment_rel_error" in out and "plots" not in out
