@@ -72,7 +72,8 @@ def _run_plot(args) -> int:
 
     from .plot import parse_where
 
-    files = plot_sweep(args.dir, args.out, metrics=args.metric or None, where=parse_where(args.where))
+    files = plot_sweep(args.dir, args.out, metrics=args.metric or None, where=parse_where(args.where),
+                       progress=None if not args.no_progress else False)
     print(f"wrote {len(files)} files to {files[0].parent if files else args.out}")
     return 0
 
@@ -88,4 +89,6 @@ def register_plot(subparsers) -> None:
                                                      "BPC, mean layer error, chip energy per token)")
     p.add_argument("--where", action="append", metavar="FIELD=VALUE",
                    help="plot only points with this value of a swept field (repeatable), e.g. coupling.spread=0.02")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (default: a bar over the figures "
+                                                              "when stderr is a terminal)")
     p.set_defaults(func=_run_plot)
