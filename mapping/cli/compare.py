@@ -20,7 +20,7 @@ def _run_compare(args) -> int:
 
     cfg = chip_config(args)
     chip, _ = chip_and_model(args, cfg)
-    x, _ = validation_tokens(chip.model_info["config"], chip.layers[0].max_tokens)
+    x, _ = validation_tokens(chip.model_info["config"], chip.max_tokens)
     T = args.seq_len or x.shape[1]
     if not 2 <= T <= x.shape[1]:
         raise ValueError(f"--seq-len must be in [2, {x.shape[1]}] (the chip's max_tokens), got {T}")

@@ -23,9 +23,9 @@ def _run(args) -> int:
 
     cfg = chip_config(args)
     chip, _ = chip_and_model(args, cfg)
-    if args.seq_len > chip.layers[0].max_tokens:
-        raise ValueError(f"--seq-len must be <= the chip's {chip.layers[0].max_tokens} tokens, got {args.seq_len}")
-    x, _ = validation_tokens(chip.model_info["config"], chip.layers[0].max_tokens)
+    if args.seq_len > chip.max_tokens:
+        raise ValueError(f"--seq-len must be <= the chip's {chip.max_tokens} tokens, got {args.seq_len}")
+    x, _ = validation_tokens(chip.model_info["config"], chip.max_tokens)
     res = export_head(chip, x[:1, :args.seq_len], layer=args.layer, head=args.head, coordinate=args.coordinate,
                       out=args.out, run=args.run)
     if args.json:
