@@ -78,3 +78,26 @@ def test_rss_peak_sees_worker_threads():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     peak = int(out.stdout.strip().splitlines()[-1])
     assert 30 * 2**20 < peak < 34 * 2**20
+
+
+def test_bench_attention_json_keeps_the_finished_lengths_when_interrupted(capsys, monkeypatch):
+    """Issue 23 item 8: Ctrl-C during `oscsim bench attention --json` prints the lengths measured so far, marked
+    interrupted, and exits 130 (it used to lose all output)."""
+    import oscsim.bench.attention as att
+
+    real, calls = att._inputs, []
+
+    def inputs(n, args):
+        calls.append(n)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # Ctrl-C as the second length starts
+        return real(n, args)
+
+    monkeypatch.setattr(att, "_inputs", inputs)
+    rc = main(["bench", "attention", "--json", "--lengths", "32,64", "--cases", "sdpa", "--d-model", "16",
+               "--heads", "2", "--repeats", "1"])
+    captured = capsys.readouterr()
+    assert rc == 130 and "interrupted; results for N = 32 only (missing: 64)" in captured.err
+    res = json.loads(captured.out)
+    assert res["interrupted"] is True and res["lengths_missing"] == [64] and list(res["results"]) == ["32"]
+    assert res["results"]["32"]["sdpa"]["time_s"] > 0

@@ -224,7 +224,8 @@ def _modules(args) -> dict:
 
 
 def run_benchmark(args) -> dict:
-    """Run every (length, case) pair; returns the JSON-ready result."""
+    """Run every (length, case) pair; returns the JSON-ready result (on Ctrl-C: the lengths finished, with
+    ``interrupted`` and ``lengths_missing``)."""
     set_threads(args.threads)
     modules = _modules(args)
     load_before = os.getloadavg()
@@ -237,6 +238,18 @@ def run_benchmark(args) -> dict:
         from tqdm import tqdm
 
         bar = tqdm(total=len(pairs), desc="bench attention", file=sys.stderr)
+    interrupted = False
+    try:
+        _measure_lengths(args, modules, results, pairs, bar)
+    except KeyboardInterrupt:  # keep the lengths finished so far: --json still prints them, marked partial
+        interrupted = True
+    if bar is not None:
+        bar.close()
+    return _result(args, results, load_before, interrupted)
+
+
+def _measure_lengths(args, modules, results: dict, pairs: list, bar) -> None:
+    """Measure every length of ``args.lengths`` into ``results`` (a length's row lands only when complete)."""
     done = 0
     with torch.no_grad():
         for n in args.lengths:
@@ -270,8 +283,9 @@ def run_benchmark(args) -> dict:
                 row["ssa_tiled"]["max_abs_diff_vs_dense"] = float((o_dense - o_tiled).abs().max())
             results[str(n)] = row
             del x
-    if bar is not None:
-        bar.close()
+
+
+def _result(args, results: dict, load_before, interrupted: bool) -> dict:
     out = {
         "benchmark": "attention",
         "command": "oscsim bench attention " + " ".join(sys.argv[3:]) if sys.argv[1:3] == ["bench", "attention"]
@@ -291,7 +305,10 @@ def run_benchmark(args) -> dict:
                          "inputs excluded, output included",
         "results": results,
     }
-    for n in args.lengths:
+    if interrupted:
+        out["interrupted"] = True
+        out["lengths_missing"] = [n for n in args.lengths if str(n) not in results]
+    for n in (n for n in args.lengths if str(n) in results):
         for case in ("ssa_tiled", "ssa_dense", "kuramoto_sdpa", "kuramoto_explicit"):
             r = results[str(n)].get(case)
             out[f"{case}_vs_sdpa_time_{n}"] = None if r is None else r["time_vs_sdpa"]
@@ -346,6 +363,10 @@ def run(args) -> int:
         print(json.dumps(res, indent=2))
     else:
         _print_table(res)
+    if res.get("interrupted"):
+        print(f"oscsim bench attention: interrupted; results for N = {', '.join(res['results']) or 'none'} only "
+              f"(missing: {', '.join(map(str, res['lengths_missing']))})", file=sys.stderr)
+        return 130
     return 0
 
 
