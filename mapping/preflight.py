@@ -20,7 +20,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-__all__ = ["model_config", "split_bytes", "max_windows", "token_windows"]
+__all__ = ["model_config", "chip_checkpoints", "split_bytes", "max_windows", "token_windows"]
 
 _CHECKPOINT_CONFIG = "config.json"  # oscsim.train.checkpoint.CONFIG_FILE (tests/test_mapping_preflight.py checks)
 _CHIP_MODELS = ("kuramoto", "ssa", "ssa1d")  # the model names (oscsim.nn.registry.model_name) a chip compiles
@@ -35,6 +35,12 @@ def _package_dir(package: str) -> Path:
 def _bundled() -> dict:
     root = _package_dir("oscsim.checkpoints")
     return {p.name: p for p in sorted(root.iterdir()) if (p / _CHECKPOINT_CONFIG).is_file()}
+
+
+def chip_checkpoints() -> list[str]:
+    """Names of the bundled checkpoints a chip can run (Kuramoto and SSA models; not the transformer)."""
+    return [name for name, p in _bundled().items()
+            if json.loads((p / _CHECKPOINT_CONFIG).read_text()).get("model") in _CHIP_MODELS]
 
 
 def model_config(source: str) -> dict:

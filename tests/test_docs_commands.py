@@ -113,3 +113,18 @@ def test_every_chip_attribute_the_docs_name_exists():
             assert hasattr(obj, part), f"the docs name chip.{dotted}, which does not exist"
             obj = getattr(obj, part)
     assert chip.max_tokens == chip.layers[0].max_tokens == chip.model_info["config"]["seq_len"]
+
+
+@pytest.mark.slow
+def test_the_readme_demo_excerpt_is_what_make_demo_prints(capsys):
+    """Every line of the README's `oscsim simulate` excerpt (but its "...") is a line of the real output: the
+    figures cannot drift (issue 23 item 7: they had drifted by 0.0002)."""
+    from oscsim.cli import main
+
+    text = (ROOT / "README.md").read_text()
+    block = next(b for b in re.findall(r"```\n(.*?)```", text, re.S) if "BPC closed form" in b)
+    lines = [ln.rstrip() for ln in block.splitlines() if ln.strip() and ln.strip() != "..."]
+    assert main(["simulate"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    missing = [ln for ln in lines if ln not in out]
+    assert not missing, "README lines not in the output:\n" + "\n".join(missing)

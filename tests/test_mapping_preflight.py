@@ -136,3 +136,19 @@ def test_a_valid_sweep_passes_the_check():
 
     check_inputs(spec_from_dict({"checkpoint": "kuramoto-tiny", "tokens": {"windows": 3, "seq_len": 24},
                                  "axes": {"readout.noise_rad": {"values": [0.0, 0.1]}}}))
+
+
+def test_chip_commands_list_every_bundled_chip_checkpoint(capsys):
+    """Issue 23 item 7: the help of compile/simulate/compare names every bundled checkpoint a chip runs (it named
+    2 of them), read from the bundles."""
+    from mapping.preflight import chip_checkpoints
+    from oscsim.cli import main
+    from oscsim.train.checkpoint import bundled_checkpoints
+
+    names = chip_checkpoints()
+    assert names == [n for n in bundled_checkpoints() if not n.startswith("transformer")] and len(names) >= 4
+    for command in ("compile", "simulate", "compare"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert ", ".join(names) in text, command

@@ -45,7 +45,10 @@ def _run_compare(args) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("compare", help="closed form vs simulated network for one layer and head, with plots")
-    p.add_argument("checkpoint", metavar="CKPT", help="checkpoint name/folder or chip JSON")
+    from ..preflight import chip_checkpoints
+
+    p.add_argument("checkpoint", metavar="CKPT", help=f"bundled checkpoint ({', '.join(chip_checkpoints())}), "
+                                                      "checkpoint folder or chip JSON")
     p.add_argument("--layer", type=int_range(0), default=0, help="layer index (0 .. layers-1)")
     p.add_argument("--head", type=int_range(0), default=0, help="head index (0 .. heads-1)")
     p.add_argument("--plot", default=None, metavar="DIR", help="folder for the PNG figures (default: none, figures "

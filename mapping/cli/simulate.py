@@ -103,11 +103,14 @@ def _run_simulate(args) -> int:
 
 
 def register(subparsers) -> None:
+    from ..preflight import chip_checkpoints
+
     p = subparsers.add_parser("simulate", help="chip inference on held-out text: fidelity and energy",
                               description="Compile (or load) a chip, run it on the bundled validation text and print "
                                           "BPC (chip vs closed form), per-layer fidelity and energy per token.")
     p.add_argument("checkpoint", metavar="CKPT", nargs="?", default=DEFAULT_CHECKPOINT,
-                   help=f"checkpoint name/folder or a chip JSON (default: {DEFAULT_CHECKPOINT})")
+                   help=f"bundled checkpoint ({', '.join(chip_checkpoints())}), checkpoint folder or a chip JSON "
+                        f"(default: {DEFAULT_CHECKPOINT})")
     add_chip_options(p)
     p.add_argument("--tokens", type=int_range(1), default=DEFAULT_TOKENS,
                    help="validation tokens to score: whole windows of the model's seq_len, at least one, at most what --split "
