@@ -52,3 +52,20 @@ def test_the_long_commands_take_no_progress(argv):
 
     args = build_parser(argv).parse_args(argv)
     assert args.no_progress is True
+
+
+@pytest.mark.parametrize("extra, want", [([], None), (["--no-progress"], False)])
+def test_sweep_bar_follows_the_terminal_unless_switched_off(extra, want, monkeypatch, tmp_path):
+    """`oscsim sweep` leaves the bar to run_sweep's terminal check (it forced one into pipes and logs)."""
+    import mapping.sweep.run as run
+    from oscsim.cli import main
+
+    seen = []
+
+    def fake(spec, out, **kw):
+        seen.append(kw["progress"])
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(run, "run_sweep", fake)
+    assert main(["sweep", "examples/sweep-small.toml", "--out", str(tmp_path / "s"), *extra]) == 2
+    assert seen == [want]

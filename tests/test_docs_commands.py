@@ -122,8 +122,8 @@ def test_the_readme_demo_excerpt_is_what_make_demo_prints(capsys):
     from oscsim.cli import main
 
     text = (ROOT / "README.md").read_text()
-    block = next(b for b in re.findall(r"```\n(.*?)```", text, re.S) if "BPC closed form" in b)
-    lines = [ln.rstrip() for ln in block.splitlines() if ln.strip() and ln.strip() != "..."]
+    block = next(b for b in text.split("```")[1::2] if "BPC closed form" in b)  # inside the fences
+    lines = [ln.rstrip() for ln in block.splitlines()[1:] if ln.strip() and ln.strip() != "..."]
     assert main(["simulate"]) == 0
     out = capsys.readouterr().out.splitlines()
     missing = [ln for ln in lines if ln not in out]

@@ -38,7 +38,7 @@ def _run_sweep(args) -> int:
              f" on {args.workers} local worker process(es)" if args.workers else " in this process"),
           file=sys.stderr)
     run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler,
-              progress=not args.no_progress, retry_failed=args.retry_failed, spec_text=Path(args.spec).read_text())
+              progress=False if args.no_progress else None, retry_failed=args.retry_failed, spec_text=Path(args.spec).read_text())
     st = sweep_status(args.out)
     print(f"sweep {st['name']}: {st['done']} done, {st['failed']} failed, {st['remaining']} remaining of "
           f"{st['n_points']}; table {Path(args.out) / 'results.parquet'}")
@@ -62,7 +62,8 @@ def register_sweep(subparsers) -> None:
     p.add_argument("--csv", metavar="PATH", nargs="?", const="", default=None,
                    help="also write the table as CSV, to PATH or without one to DIR/results.csv (default: no CSV)")
     p.add_argument("--retry-failed", action="store_true", help="compute again the points recorded as failed")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (default: a bar over the points "
+                                                              "when stderr is a terminal)")
     p.add_argument("--json", action="store_true", help="--status as JSON")
     p.set_defaults(func=_run_sweep)
 
