@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # placeholders the docs write for a value of the reader's choice -> a value the parser takes
 PLACEHOLDERS = {"SPEC": "examples/sweep-small.toml", "DIR": "results/x", "CKPT": "kuramoto-tiny", "S": "2",
-                "TOML": "examples/chip.toml", "HOST": "host", "N": "4", "RUN_DIR": "runs/x"}
+                "TOML": "examples/chip.toml", "HOST": "host", "N": "4", "RUN_DIR": "runs/x", "L": "0", "H": "0",
+                "T": "16", "X": "0.25"}
 
 
 def _commands():
@@ -23,13 +24,15 @@ def _commands():
     for page in PAGES:
         text = page.read_text()
         lines = [m.group(1) for m in re.finditer(r"`([^`\n]*\boscsim [a-z][^`\n]*)`", text)]
-        for block in re.findall(r"```(?:bash|sh|console)?\n(.*?)```", text, re.S):
-            lines += [ln for ln in block.replace("\\\n", " ").splitlines()
+        for block in text.split("```")[1::2]:  # inside the fences; the first line names the language
+            if block.split("\n", 1)[0].strip() not in ("", "bash", "sh", "console"):
+                continue
+            lines += [ln for ln in block.split("\n", 1)[-1].replace("\\\n", " ").splitlines()
                       if re.search(r"(^|\s|/)oscsim [a-z]", ln) and not ln.lstrip().startswith("#")]
         for ln in lines:
             cmd = re.search(r"(?:\.venv/bin/)?\boscsim (.*)", ln).group(1)
+            cmd = re.sub(r"\[[^\]]*\]", " ", cmd)  # optional parts written [--run], [CKPT|chip.json]
             cmd = re.split(r"\s#\s|\s+#|\||&&|;", cmd)[0]
-            cmd = re.sub(r"\[[^\]]*\]", " ", cmd)  # optional parts written [--run], [CKPT or chip.json]
             out.append((page.name, cmd.strip()))
     return out
 
