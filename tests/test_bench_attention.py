@@ -31,6 +31,9 @@ def test_bench_attention_json(capsys):
     for key in ("ssa_tiled_vs_sdpa_time_4096", "ssa_tiled_vs_sdpa_mem_4096",
                 "ssa_dense_vs_sdpa_time_4096", "ssa_dense_vs_sdpa_mem_4096"):
         assert key in res and res[key] is None  # 4096 was not run
+    # the processor beside the figures (issue 22 item 4)
+    assert res["environment"]["cpu_model"] and res["environment"]["cpu"]["model"] == res["environment"]["cpu_model"]
+    assert res["interrupted"] is False and res["interrupted_at"] is None
     r32 = res["results"]["32"]
     assert set(r32) == {"sdpa", "kuramoto_sdpa", "kuramoto_explicit", "ssa_dense", "ssa_tiled"}
     assert r32["ssa_tiled"]["peak_bytes"] >= 0 and r32["ssa_tiled"]["time_s"] > 0
@@ -80,24 +83,34 @@ def test_rss_peak_sees_worker_threads():
     assert 30 * 2**20 < peak < 34 * 2**20
 
 
-def test_bench_attention_json_keeps_the_finished_lengths_when_interrupted(capsys, monkeypatch):
-    """Issue 23 item 8: Ctrl-C during `oscsim bench attention --json` prints the lengths measured so far, marked
-    interrupted, and exits 130 (it used to lose all output)."""
-    import oscsim.bench.attention as att
+def test_bench_attention_ctrl_c_prints_the_finished_lengths(capsys, monkeypatch):
+    # Ctrl-C during the second length: the first length's figures are printed, the JSON says where it
+    # stopped, and the command exits with 130 (the usual code for SIGINT)
+    import oscsim.bench.attention as ba
 
-    real, calls = att._inputs, []
+    real = ba._time_interleaved
+    calls = []
 
-    def inputs(n, args):
-        calls.append(n)
+    def interrupt_second(fns, repeats):
+        calls.append(1)
         if len(calls) == 2:
-            raise KeyboardInterrupt  # Ctrl-C as the second length starts
-        return real(n, args)
+            raise KeyboardInterrupt
+        return real(fns, repeats)
 
-    monkeypatch.setattr(att, "_inputs", inputs)
-    rc = main(["bench", "attention", "--json", "--lengths", "32,64", "--cases", "sdpa", "--d-model", "16",
-               "--heads", "2", "--repeats", "1"])
+    monkeypatch.setattr(ba, "_time_interleaved", interrupt_second)
+    monkeypatch.setattr(ba, "_peak_in_subprocess", lambda case, n, args: 1)  # a fresh interpreter per case: slow
+    rc = main(["bench", "attention", "--json", "--lengths", "32,64,128", "--d-model", "16", "--heads", "2",
+               "--repeats", "1", "--cases", "sdpa,ssa_tiled"])
+    assert rc == 130
     captured = capsys.readouterr()
-    assert rc == 130 and "interrupted; results for N = 32 only (missing: 64)" in captured.err
     res = json.loads(captured.out)
-    assert res["interrupted"] is True and res["lengths_missing"] == [64] and list(res["results"]) == ["32"]
-    assert res["results"]["32"]["sdpa"]["time_s"] > 0
+    assert res["interrupted"] is True and res["interrupted_at"] == 64
+    assert list(res["results"]) == ["32"] and res["results"]["32"]["ssa_tiled"]["time_s"] > 0
+    assert res["ssa_tiled_vs_sdpa_time_32"] > 0 and "ssa_tiled_vs_sdpa_time_64" not in res
+    assert "interrupted at N=64" in captured.err
+    # the table form prints the finished lengths too
+    calls.clear()
+    assert main(["bench", "attention", "--lengths", "32,64", "--d-model", "16", "--heads", "2", "--repeats", "1",
+                 "--cases", "sdpa"]) == 130
+    out = capsys.readouterr().out
+    assert out.startswith("cpu: ") and "    32 sdpa" in out and "    64 " not in out

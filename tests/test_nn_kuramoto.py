@@ -133,3 +133,59 @@ def test_sdpa_and_explicit_gradients_agree():
         grads.append([p.grad.clone() for p in lm.parameters()])
     for a, b in zip(*grads):
         torch.testing.assert_close(a, b, atol=1e-9, rtol=1e-9)
+
+
+@pytest.mark.parametrize("bound", ["norm", "tanh"])
+@pytest.mark.parametrize("value", ["circular", "projection"])
+@pytest.mark.parametrize("gates", [True, False])
+def test_lean_inference_path_equals_parts(theta, bound, value, gates, monkeypatch):
+    # forward() without autograd takes the head-chunked path (issue 22 item 4); with one chunk it is the same
+    # computation as parts(), with several the same up to rounding (the linear maps on row subsets)
+    import oscsim.nn.kuramoto as km
+
+    torch.manual_seed(0)
+    att = KuramotoAttention(12, 3, bound=bound, value=value, gates=gates).double().eval()
+    with torch.no_grad():
+        for p in att.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+        ref = att.parts(theta, need_weights=False).delta
+        threads = torch.get_num_threads()
+        assert torch.equal(att(theta), ref)
+        monkeypatch.setattr(km, "_LEAN_CHUNK_BYTES", 1)  # one head per chunk
+        monkeypatch.setattr(km, "_LEAN_PHI_BYTES", 3 * 2 * 12 * 8)  # three tokens per φ chunk (11 = 3·3 + 2)
+        torch.testing.assert_close(att(theta), ref, atol=1e-12, rtol=0)
+        assert torch.get_num_threads() == threads
+    # with autograd the layer is parts() itself (its gradients are tested above)
+    assert torch.equal(att(theta), att.parts(theta, need_weights=False).delta)
+
+
+def test_lean_inference_memory_within_three_times_sdpa():
+    # issue 22 item 4: at the benchmark's headline shape (B = 1, N = 4,096, d = 512, 8 heads) the layer
+    # needed 17.7x the fused attention's peak memory (parts(): ~20 tensors of (B, N, d) size); the
+    # head-chunked inference path stays under 3x (profiler timeline, tensors alive at once; observed 2.6x)
+    from oscsim.bench.attention import peak_memory_bytes
+
+    torch.manual_seed(0)
+    B, N, d, H = 1, 4096, 512, 8
+    att = KuramotoAttention(d, H).eval()
+    theta = (torch.rand(B, N, d) * 2 - 1) * math.pi
+    q, k, v = (torch.randn(B, H, N, d // H) for _ in range(3))
+    with torch.no_grad():
+        sdpa = peak_memory_bytes(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v))
+        lean = peak_memory_bytes(lambda: att(theta))
+    assert lean < 3 * sdpa, (lean, sdpa)
+
+
+def test_lean_inference_path_bit_identical_on_the_bundled_model():
+    # `oscsim eval` and the closed-form side of `oscsim simulate` run forward() without autograd (the lean
+    # path); chip inference runs parts(). On the bundled model their logits must agree to the bit, at a batch
+    # large enough that the token loop takes several chunks
+    from oscsim.train.checkpoint import load_checkpoint, resolve_checkpoint
+
+    model = load_checkpoint(resolve_checkpoint("kuramoto-tiny"))[0].eval()
+    tokens = torch.randint(0, model.config.vocab_size, (64, model.config.seq_len),
+                           generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        lean = model(tokens)
+        via_parts = model(tokens, attn_override=lambda i, theta, parts: parts.delta)
+    assert torch.equal(lean, via_parts)

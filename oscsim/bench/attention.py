@@ -26,6 +26,11 @@ and ``tracemalloc`` sees no torch allocation at all. The kernel's page accountin
 page faults), so figures are good to a few hundred KiB. The profiler figure (main thread only) is also
 reported, as ``peak_bytes_profiler``. Cases whose quadratic tensors would exceed ``--max-dense-gib`` are
 skipped and recorded as null with the reason.
+
+The JSON records the processor (``environment.cpu_model``, and ``environment.cpu``: vector ISA, caches, SMT,
+from :func:`oscsim.bench.integrator.cpu_info`) and the load average before and after; the table prints them
+on its first line. Ctrl-C stops the run: the lengths already finished are printed as usual (JSON or table),
+``interrupted`` is true and ``interrupted_at`` names the length under way, and the command exits with 130.
 """
 
 from __future__ import annotations
@@ -223,9 +228,43 @@ def _modules(args) -> dict:
             for impl in ("sdpa", "explicit")}
 
 
+def _measure_length(n: int, args, modules: dict, pairs: list, bar, done: int) -> dict:
+    """Memory (one subprocess per case) and interleaved time of every case at length ``n``: the result row."""
+    x = _inputs(n, args)
+    row: dict = {}
+    fns = {}
+    for case in args.cases:
+        reason = _skip_reason(case, n, args)
+        if reason is not None:
+            row[case] = {"time_s": None, "peak_bytes": None, "reason": reason}
+        else:
+            fns[case] = _case_fn(case, x, modules)
+            row[case] = {"peak_bytes": _peak_in_subprocess(case, n, args),
+                         "peak_bytes_profiler": peak_memory_bytes(fns[case])}
+        done += 1
+        if bar is not None:
+            bar.update()
+        else:
+            print(f"bench attention: [{done}/{len(pairs)}] N={n} {case}"
+                  f"{' skipped' if reason is not None else ''}", file=sys.stderr, flush=True)
+    for case, t in _time_interleaved(fns, args.repeats).items():
+        row[case] = {"time_s": t, **row[case]}
+    base = row.get("sdpa")
+    for case, r in row.items():
+        ok = base is not None and base["time_s"] and r["time_s"] is not None
+        r["time_vs_sdpa"] = r["time_s"] / base["time_s"] if ok else None
+        r["mem_vs_sdpa"] = r["peak_bytes"] / base["peak_bytes"] if ok and base["peak_bytes"] else None
+    if "ssa_dense" in row and "ssa_tiled" in row and row["ssa_dense"]["time_s"] is not None:
+        o_dense = _case_fn("ssa_dense", x, modules)()
+        o_tiled = _case_fn("ssa_tiled", x, modules)()
+        row["ssa_tiled"]["max_abs_diff_vs_dense"] = float((o_dense - o_tiled).abs().max())
+    return row
+
+
 def run_benchmark(args) -> dict:
-    """Run every (length, case) pair; returns the JSON-ready result (on Ctrl-C: the lengths finished, with
-    ``interrupted`` and ``lengths_missing``)."""
+    """Run every (length, case) pair; returns the JSON-ready result (the finished lengths after Ctrl-C)."""
+    from oscsim.bench.integrator import cpu_info
+
     set_threads(args.threads)
     modules = _modules(args)
     load_before = os.getloadavg()
@@ -238,54 +277,23 @@ def run_benchmark(args) -> dict:
         from tqdm import tqdm
 
         bar = tqdm(total=len(pairs), desc="bench attention", file=sys.stderr)
-    interrupted = False
+    done = 0
+    interrupted = None
     try:
-        _measure_lengths(args, modules, results, pairs, bar)
-    except KeyboardInterrupt:  # keep the lengths finished so far: --json still prints them, marked partial
-        interrupted = True
+        with torch.no_grad():
+            for n in args.lengths:
+                interrupted = n
+                results[str(n)] = _measure_length(n, args, modules, pairs, bar, done)
+                done += len(args.cases)
+        interrupted = None
+    except KeyboardInterrupt:
+        # Ctrl-C: the lengths measured so far are kept and printed (the caller returns 130); the length under
+        # way is named, its partial figures dropped (its timing round had not been taken)
+        pass
     if bar is not None:
         bar.close()
-    return _result(args, results, load_before, interrupted)
-
-
-def _measure_lengths(args, modules, results: dict, pairs: list, bar) -> None:
-    """Measure every length of ``args.lengths`` into ``results`` (a length's row lands only when complete)."""
-    done = 0
-    with torch.no_grad():
-        for n in args.lengths:
-            x = _inputs(n, args)
-            row: dict = {}
-            fns = {}
-            for case in args.cases:
-                reason = _skip_reason(case, n, args)
-                if reason is not None:
-                    row[case] = {"time_s": None, "peak_bytes": None, "reason": reason}
-                else:
-                    fns[case] = _case_fn(case, x, modules)
-                    row[case] = {"peak_bytes": _peak_in_subprocess(case, n, args),
-                                 "peak_bytes_profiler": peak_memory_bytes(fns[case])}
-                done += 1
-                if bar is not None:
-                    bar.update()
-                else:
-                    print(f"bench attention: [{done}/{len(pairs)}] N={n} {case}"
-                          f"{' skipped' if reason is not None else ''}", file=sys.stderr, flush=True)
-            for case, t in _time_interleaved(fns, args.repeats).items():
-                row[case] = {"time_s": t, **row[case]}
-            base = row.get("sdpa")
-            for case, r in row.items():
-                ok = base is not None and base["time_s"] and r["time_s"] is not None
-                r["time_vs_sdpa"] = r["time_s"] / base["time_s"] if ok else None
-                r["mem_vs_sdpa"] = r["peak_bytes"] / base["peak_bytes"] if ok and base["peak_bytes"] else None
-            if "ssa_dense" in row and "ssa_tiled" in row and row["ssa_dense"]["time_s"] is not None:
-                o_dense = _case_fn("ssa_dense", x, modules)()
-                o_tiled = _case_fn("ssa_tiled", x, modules)()
-                row["ssa_tiled"]["max_abs_diff_vs_dense"] = float((o_dense - o_tiled).abs().max())
-            results[str(n)] = row
-            del x
-
-
-def _result(args, results: dict, load_before, interrupted: bool) -> dict:
+    lengths = [n for n in args.lengths if str(n) in results]
+    cpu = cpu_info()
     out = {
         "benchmark": "attention",
         "command": "oscsim bench attention " + " ".join(sys.argv[3:]) if sys.argv[1:3] == ["bench", "attention"]
@@ -295,6 +303,7 @@ def _result(args, results: dict, load_before, interrupted: bool) -> dict:
                    "repeats": args.repeats, "threads": torch.get_num_threads(), "lengths": list(args.lengths),
                    "ssa_inputs": "omega ~ 0.1 N(0,1), theta ~ U(0, 2), alpha = 1, K = 2, non-causal"},
         "environment": {"torch": torch.__version__, "python": platform.python_version(),
+                        "cpu": cpu, "cpu_model": cpu["model"],
                         "cpu_capability": torch.backends.cpu.get_cpu_capability(), "cpus": os.cpu_count(),
                         "loadavg_before": load_before, "loadavg_after": os.getloadavg()},
         "time_method": f"min over {args.repeats} rounds after one warm-up, cases interleaved within a round, "
@@ -304,11 +313,11 @@ def _result(args, results: dict, load_before, interrupted: bool) -> dict:
                          "threads); peak_bytes_profiler: torch profiler memory timeline, main thread only; "
                          "inputs excluded, output included",
         "results": results,
+        # Ctrl-C: the lengths finished before it are above, `interrupted_at` names the one under way
+        "interrupted": interrupted is not None,
+        "interrupted_at": interrupted,
     }
-    if interrupted:
-        out["interrupted"] = True
-        out["lengths_missing"] = [n for n in args.lengths if str(n) not in results]
-    for n in (n for n in args.lengths if str(n) in results):
+    for n in lengths:
         for case in ("ssa_tiled", "ssa_dense", "kuramoto_sdpa", "kuramoto_explicit"):
             r = results[str(n)].get(case)
             out[f"{case}_vs_sdpa_time_{n}"] = None if r is None else r["time_vs_sdpa"]
@@ -340,6 +349,9 @@ def _cases(text: str) -> tuple[str, ...]:
 
 
 def _print_table(res: dict) -> None:
+    env = res["environment"]
+    print(f"cpu: {env['cpu_model']} ({env['cpu']['vector_isa']}), {env['cpus']} logical CPUs, torch threads "
+          f"{res['config']['threads']}, load {env['loadavg_before'][0]:.2f} -> {env['loadavg_after'][0]:.2f}")
     print(f"{'N':>6} {'case':<18} {'time [s]':>10} {'x SDPA':>7} {'peak [MiB]':>11} {'x SDPA':>7}")
     for n, row in res["results"].items():
         for case, r in row.items():
@@ -363,9 +375,10 @@ def run(args) -> int:
         print(json.dumps(res, indent=2))
     else:
         _print_table(res)
-    if res.get("interrupted"):
-        print(f"oscsim bench attention: interrupted; results for N = {', '.join(res['results']) or 'none'} only "
-              f"(missing: {', '.join(map(str, res['lengths_missing']))})", file=sys.stderr)
+    if res["interrupted"]:
+        done = ", ".join(res["results"]) or "none"
+        print(f"oscsim bench attention: interrupted at N={res['interrupted_at']}; printed the finished lengths "
+              f"({done})", file=sys.stderr)
         return 130
     return 0
 

@@ -27,6 +27,14 @@ IMPLS = ("sdpa", "explicit")
 BOUNDS = ("norm", "tanh")
 VALUES = ("circular", "projection")
 
+# Buffer sizes of the memory-lean inference path (`KuramotoAttention._delta_lean`): heads per chunk so that
+# each (B, heads, T, 2 k_h) query/key/value buffer stays near _LEAN_CHUNK_BYTES, tokens per chunk so that
+# the (B, tokens, 2k) φ chunk stays near _LEAN_PHI_BYTES. Chosen by measurement at N = 4,096, d = 512,
+# 8 heads (BENCHMARKS.md, issue 22 item 4): 2 MiB / 2 MiB gave 2.80x the fused attention's peak memory,
+# 2 MiB / 1 MiB 2.59x, at the same time within the load's noise.
+_LEAN_CHUNK_BYTES = 1 << 21
+_LEAN_PHI_BYTES = 1 << 20
+
 
 def wrap(x: torch.Tensor) -> torch.Tensor:
     """Wrap angles to [−π, π) (gradient one everywhere)."""
@@ -210,13 +218,15 @@ class KuramotoAttention(nn.Module):
         """
         if self.bound == "tanh" or self.value_mode == "projection":
             return math.pi * torch.tanh(va / math.pi)
-        b, t, _ = va.shape
-        vh = va.view(b, t, self.n_heads, self.kh)
-        ah = a.view(b, t, self.n_heads, self.kh)
+        b, t, width = va.shape
+        return self._norm_bound(va.view(b, t, -1, self.kh), a.view(b, t, -1, self.kh)).view(b, t, width)
+
+    def _norm_bound(self, vh: torch.Tensor, ah: torch.Tensor) -> torch.Tensor:
+        """Norm matching on head-shaped (…, heads, k_h) tensors ``vh`` = v ⊙ a and ``ah`` = a."""
         # clamping the squared norms keeps the gradient finite at zero (first token: a = 0 exactly)
         n_va = vh.square().sum(-1, keepdim=True).clamp_min(self.eps ** 2).sqrt()
         n_a = ah.square().sum(-1, keepdim=True).clamp_min(self.eps ** 2).sqrt()
-        return (vh * (n_a / n_va)).view(b, t, self.k)
+        return vh * (n_a / n_va)
 
     def parts(self, theta: torch.Tensor, *, need_weights: bool = True, impl: str | None = None) -> KuramotoParts:
         """All closed-form quantities of the layer for input phases ``theta`` (B, T, k)."""
@@ -262,8 +272,95 @@ class KuramotoAttention(nn.Module):
         return KuramotoParts(theta=theta, A=A, a=a, v=v, G_re=G_re, G_im=G_im, R_loc=R_loc, delta=delta)
 
     def forward(self, theta: torch.Tensor) -> torch.Tensor:
-        """Attention increment Δ (B, T, k) [rad] for phases ``theta`` (B, T, k)."""
+        """Attention increment Δ (B, T, k) [rad] for phases ``theta`` (B, T, k).
+
+        Without autograd (inference) and with ``impl="sdpa"`` this is :meth:`_delta_lean`, which needs no
+        full-size intermediate; otherwise ``parts(theta).delta``. The two agree to float rounding (tested).
+        """
+        grad = torch.is_grad_enabled() and (theta.requires_grad or any(p.requires_grad for p in self.parameters()))
+        if self.impl == "sdpa" and not grad and theta.dim() == 3 and theta.shape[-1] == self.k:
+            return self._delta_lean(theta)
         return self.parts(theta, need_weights=False).delta
+
+    def _delta_lean(self, theta: torch.Tensor) -> torch.Tensor:
+        """Δ (B, T, k) of the fused (SDPA) form, a few heads at a time, for inference.
+
+        :meth:`parts` builds about twenty tensors of the size of (B, T, k) or (B, T, 2k) (cos θ, sin θ, φ,
+        the value gate, two metric gates, the rotated cos and sin, queries and keys of width 2k_h per head
+        and their concatenation temporaries, the values, the kernel's output, G, a, the bound's
+        temporaries): 168 MiB at B = 1, T = 4,096, k = 512, against 9 MiB for the fused kernel itself.
+        Here the queries, keys and values of a chunk of heads are filled token chunk by token chunk, with
+        φ(θ) of the token chunk recomputed for each head chunk (the gates of one coordinate depend on every
+        coordinate of the token), the fused kernel runs on the chunk, and the chunk's increment is written
+        into the output: beyond the output, a few buffers of about ``_LEAN_CHUNK_BYTES`` and
+        ``_LEAN_PHI_BYTES`` are alive. Every element is computed by the same operations as in
+        :meth:`parts` (the linear maps on the chunk's rows of their weights), so one chunk (small layers)
+        is bit-identical to it and several differ by rounding; the price is recomputing φ once per head
+        chunk. The chunk loops run with one intra-op thread (many small operations: on a loaded machine
+        each multi-threaded one waits at a barrier for a descheduled thread), the fused kernel with the
+        caller's threads.
+        """
+        B, T, k = theta.shape
+        kh, H = self.kh, self.n_heads
+        size = theta.element_size()
+        hc = max(1, min(H, _LEAN_CHUNK_BYTES // max(1, B * T * 2 * kh * size)))  # heads per chunk
+        tc = max(1, min(T, _LEAN_PHI_BYTES // max(1, B * 2 * k * size)))  # tokens per φ chunk
+        projection = self.value_mode == "projection"
+        width = 3 * kh if projection else 2 * kh
+        scale = self.tau / math.sqrt(kh)
+        pos = torch.arange(T, device=theta.device, dtype=theta.dtype)
+        delta = theta.new_empty(B, T, k)
+        threads = torch.get_num_threads()
+        try:
+            for h0 in range(0, H, hc):
+                h1 = min(H, h0 + hc)
+                n, c0, c1 = h1 - h0, h0 * kh, h1 * kh
+                torch.set_num_threads(1)
+                q = theta.new_empty(B, n, T, 2 * kh)
+                key = theta.new_empty(B, n, T, 2 * kh)
+                vh = theta.new_empty(B, n, T, width)
+                v = theta.new_empty(B, T, n, kh)
+                omega = self.omega[c0:c1].view(n, 1, kh)
+                for t0 in range(0, T, tc):
+                    t1 = min(T, t0 + tc)
+                    th = theta[:, t0:t1]
+                    phi = torch.cat([th.cos(), th.sin()], dim=-1)
+                    v[:, t0:t1] = F.linear(phi, self.value.weight[c0:c1], self.value.bias[c0:c1]).view(B, -1, n, kh)
+                    gq, gk = (self._gate_rows(lin, phi, c0, c1, n) for lin in (self.gate_q, self.gate_k))
+                    th_h = th[..., c0:c1].reshape(B, -1, n, kh).transpose(1, 2)  # (B, n, t, kh)
+                    rot = th_h + omega * pos[t0:t1, None]
+                    c, s = rot.cos(), rot.sin()
+                    q[:, :, t0:t1] = torch.cat([gq * c, gq * s], dim=-1) * scale
+                    key[:, :, t0:t1] = torch.cat([gk * c, gk * s], dim=-1)
+                    vh[:, :, t0:t1, :kh] = phi[..., c0:c1].reshape(B, -1, n, kh).transpose(1, 2)
+                    vh[:, :, t0:t1, kh:2 * kh] = phi[..., k + c0:k + c1].reshape(B, -1, n, kh).transpose(1, 2)
+                if projection:
+                    vh[..., 2 * kh:] = v.transpose(1, 2)
+                torch.set_num_threads(threads)
+                out = F.scaled_dot_product_attention(q, key, vh, is_causal=True, scale=1.0)
+                torch.set_num_threads(1)
+                del q, key
+                if projection:  # apply_bound of the projection ablation, (B, T, n, kh)
+                    d = (math.pi * torch.tanh(out[..., 2 * kh:] / math.pi)).transpose(1, 2)
+                else:
+                    cos_h, sin_h = vh[..., :kh], vh[..., kh:2 * kh]
+                    a = (-sin_h * out[..., :kh] + cos_h * out[..., kh:2 * kh]).transpose(1, 2)  # (B, T, n, kh)
+                    va = v * a
+                    d = math.pi * torch.tanh(va / math.pi) if self.bound == "tanh" else self._norm_bound(va, a)
+                delta[..., c0:c1] = d.reshape(B, T, n * kh)
+                del out, vh, v, d
+        finally:
+            torch.set_num_threads(threads)
+        return delta
+
+    def _gate_rows(self, lin, phi: torch.Tensor, c0: int, c1: int, n: int) -> torch.Tensor:
+        """Metric gates of coordinates c0:c1 (n heads) for the token chunk ``phi`` (B, t, 2k): (B, n, t, k_h),
+        as :meth:`_gate` computes them (softplus of the linear map, divided by its mean over the head)."""
+        b, t, _ = phi.shape
+        if lin is None:
+            return phi.new_ones(b, n, t, self.kh)
+        g = F.softplus(F.linear(phi, lin.weight[c0:c1], lin.bias[c0:c1])).view(b, t, n, self.kh).transpose(1, 2)
+        return g / g.mean(dim=-1, keepdim=True)
 
 
 class PhaseSwiGLU(nn.Module):

@@ -9,7 +9,7 @@ import math
 import torch
 
 __all__ = ["EPS", "SMOOTH_FLOOR", "BOUNDARIES", "ratio_floor", "check_boundary", "check_drift",
-           "split_frequencies", "flatten_heads"]
+           "split_frequencies", "split_rows", "flatten_heads"]
 
 EPS = 1e-8
 """The reference code's epsilon (threshold offset, ratio clamp, row-sum offset)."""
@@ -70,21 +70,14 @@ def split_frequencies(omega: torch.Tensor, drift: torch.Tensor | None = None):
     q : Tensor, (B, H, N)
     mu : Tensor, (H,), or None without drift
     """
-    F = omega.shape[-1]
-    root = math.sqrt(F)
-    if F == 1:
-        p, q = None, omega[..., 0]
-    else:
-        q = omega.sum(dim=-1) / root
-        p = omega - omega.mean(dim=-1, keepdim=True)
-    mu = None if drift is None else drift * root
+    p, q = split_rows(omega)
+    mu = None if drift is None else drift * math.sqrt(omega.shape[-1])
     return p, q, mu
 
 
 def flatten_heads(omega: torch.Tensor, value: torch.Tensor, alpha: torch.Tensor, c: torch.Tensor,
                   drift: torch.Tensor | None = None):
-    """The fused kernels' layout: batch and heads merged, contiguous, float32 or float64, frequencies in the
-    split form of `split_frequencies`.
+    """The fused kernels' layout: batch and heads merged, contiguous, float32 or float64.
 
     Parameters
     ----------
@@ -98,9 +91,8 @@ def flatten_heads(omega: torch.Tensor, value: torch.Tensor, alpha: torch.Tensor,
 
     Returns
     -------
-    p : Tensor, (B H, N, F), or None when F = 1
-    q : Tensor, (B H, N)
-    mu : Tensor, (B H,), or None without drift
+    om : Tensor, (B H, N, F)
+    mu : Tensor, (B H,), √F times the drift, or None without drift
     val : Tensor, (B H, N, d_v)
     al : Tensor, (B H,)
     cc : Tensor, (B H, N)
@@ -108,16 +100,27 @@ def flatten_heads(omega: torch.Tensor, value: torch.Tensor, alpha: torch.Tensor,
     Notes
     -----
     Half precision cannot hold the 1e-8 offsets of the reference form, so it is computed in float32 (the
-    caller casts the output back to ``value.dtype``). The split is differentiable (ordinary autograd), so
-    the kernels' gradients with respect to p, q and μ reach ω and the drift.
+    caller casts the output back to ``value.dtype``). ``om`` is split by `split_rows` (the kernels need
+    p and q of `split_frequencies`); differentiable (ordinary autograd) where the caller splits it.
     """
     B, H, N, F = omega.shape
     dtype = omega.dtype if omega.dtype in (torch.float32, torch.float64) else torch.float32
-    p, q, mu = split_frequencies(omega.to(dtype), None if drift is None else drift.to(dtype))
-    p = None if p is None else p.reshape(B * H, N, F).contiguous()
-    q = q.reshape(B * H, N).contiguous()
-    mu = None if mu is None else mu.repeat(B).contiguous()
+    om = omega.to(dtype).reshape(B * H, N, F).contiguous()
+    mu = None if drift is None else (drift.to(dtype) * math.sqrt(F)).repeat(B).contiguous()
     val = value.to(dtype).reshape(B * H, N, value.shape[-1]).contiguous()
     al = alpha.to(dtype).repeat(B).contiguous()
     cc = c.to(dtype).expand(B, H, N).reshape(B * H, N).contiguous()
-    return p, q, mu, val, al, cc
+    return om, mu, val, al, cc
+
+
+def split_rows(om: torch.Tensor, *, need_p: bool = True):
+    """p (…, F) or None (F = 1, or not ``need_p``) and q (…) of `split_frequencies` for frequency rows (…, F).
+
+    Row by row, so a slice of rows gives exactly the corresponding rows of the whole tensor's split (the
+    tiled kernel splits one head chunk at a time instead of holding a copy of ω).
+    """
+    F = om.shape[-1]
+    if F == 1:
+        return None, om[..., 0]
+    p = om - om.mean(dim=-1, keepdim=True) if need_p else None
+    return p, om.sum(dim=-1) / math.sqrt(F)

@@ -29,7 +29,8 @@ With G = ∂L/∂S = (dO_i·V_j − dO_i·O_i)/Z_i (Z_i = Σ_j S_ij + 1e-8) and 
 
 and, with g = ∂L/∂D: ∂L/∂p_i = 2 Σ_j g_ij (p_i − p_j) by two more matrix products per tile (where the
 product term is positive), ∂L/∂t_ij = 2 g_ij t_ij, ∂L/∂q_i = Σ_j ∂L/∂t_ij, ∂L/∂q_j = −Σ_i ∂L/∂t_ij and
-∂L/∂μ = Σ ∂L/∂t_ij (i − j); autograd carries them to ω and the drift through the split. The derivative in
+∂L/∂μ = Σ ∂L/∂t_ij (i − j); then ∂L/∂ω = ∂L/∂p − mean_f ∂L/∂p + ∂L/∂q / √F (p and q are formed per head
+chunk inside the kernel, so no second copy of ω is held), and autograd carries ∂L/∂μ to the drift. The derivative in
 Δω² (not Δω) has no 0/0 at Δω = 0; it equals the reference's autograd result wherever the latter is finite.
 
 Tile kernels (``kernel=``): on the CPU in float32/float64 the default is a fused Numba pass
@@ -46,13 +47,14 @@ CPU the tiles run on single-threaded worker threads (see ``_forward``). Attentio
 
 from __future__ import annotations
 
+import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch import Tensor
 
-from oscsim.nn.ssa_constants import EPS, SMOOTH_FLOOR, check_boundary, check_drift, flatten_heads
+from oscsim.nn.ssa_constants import EPS, SMOOTH_FLOOR, check_boundary, check_drift, flatten_heads, split_rows
 from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
 
 __all__ = ["ssa_tiled", "TILE_ELEMENTS", "KERNELS"]
@@ -221,23 +223,43 @@ def _scratch(local, n, dtype):
     return buf[:n]
 
 
-def _key_vectors(p):
-    """Key vectors [2p, −1, −‖p‖²] (h, N, F+2) and ‖p‖² (h, N, 1) of a head chunk's p (h, N, F)."""
-    h, N, F = p.shape
-    sq = p.pow(2).sum(dim=-1, keepdim=True)
-    Wb = torch.empty(h, N, F + 2, dtype=p.dtype, device=p.device)
-    torch.mul(p, 2.0, out=Wb[..., :F])
+def _key_vectors(om):
+    """Key vectors [2p, −1, −‖p‖²] (h, N, F+2) and ‖p‖² (h, N, 1) of a head chunk's frequencies om (h, N, F),
+    p = ω − mean_f ω (`split_rows`) formed in the key buffer: no separate copy of p is held (p is
+    ``Wb[..., :F] / 2``, exactly)."""
+    h, N, F = om.shape
+    Wb = torch.empty(h, N, F + 2, dtype=om.dtype, device=om.device)
+    p = torch.sub(om, om.mean(dim=-1, keepdim=True), out=Wb[..., :F])
+    # a norm reduction needs no (h, N, F) temporary beside Wb (p.pow(2) did: +1 MiB per worker at N = 4,096)
+    sq = torch.linalg.vector_norm(p, dim=-1, keepdim=True).square_()
+    p.mul_(2.0)
     Wb[..., F] = -1.0
     torch.neg(sq, out=Wb[..., F + 1:])
     return Wb, sq
 
 
-def _query_vectors(p, sq, i0, i1):
-    """Query vectors [p_i, ‖p_i‖², 1] of rows i0:i1: their product with the keys is −‖p_i − p_j‖²."""
-    return torch.cat([p[:, i0:i1], sq[:, i0:i1], torch.ones_like(sq[:, i0:i1])], dim=-1)
+def _query_vectors(Wb, sq, i0, i1):
+    """Query vectors [p_i, ‖p_i‖², 1] of rows i0:i1 (from the key vectors Wb): their product with the keys
+    is −‖p_i − p_j‖²."""
+    F = Wb.shape[-1] - 2
+    return torch.cat([Wb[:, i0:i1, :F] * 0.5, sq[:, i0:i1], torch.ones_like(sq[:, i0:i1])], dim=-1)
 
 
-def _forward(p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel="auto"):
+class _Perp:
+    """p of `split_rows` for the rows asked for (``perp[h0:h1]``, ``perp[h0:h1, i0:i1]``), computed when
+    asked: a whole p would be a second copy of ω alive beside it (measured: the tiled forward's peak at
+    N = 4,096 went from 1.2x to 2.2x SDPA's with one). The fused paths do not even hold a chunk's p: it
+    lives, doubled, in the key vectors (`_key_vectors`)."""
+
+    def __init__(self, omega):
+        self.omega = omega
+
+    def __getitem__(self, rows):
+        return split_rows(self.omega[rows])[0]
+
+
+def _forward(omega, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel="auto"):
+    """Output and row sums; omega (BH, N, F), q_om (BH, N) (`split_rows`), mu (BH,) or None."""
     BH, N = q_om.shape
     dtype, device = q_om.dtype, q_om.device
     floor = _ratio_floor(dtype)
@@ -246,13 +268,12 @@ def _forward(p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k
     scratch = threading.local()  # one tile buffer per worker thread (numba path), freed on return
     out = torch.empty_like(value)
     Z = torch.empty(BH, N, dtype=dtype, device=device)
-    mu = torch.zeros(BH, dtype=dtype, device=device) if mu is None and nb is not None else mu
     bk, chunks, iblocks = _plan(BH, N, block_q, block_k, tile_elements)
 
     def prepare(h0, h1):
         """Key vectors and constants of one head chunk."""
         cc = c[h0:h1].unsqueeze(-1)
-        Wb, sq = _key_vectors(p_om[h0:h1]) if p_om is not None else (None, None)
+        Wb, sq = _key_vectors(omega[h0:h1]) if omega.shape[-1] > 1 else (None, None)
         fast = (boundary == "reference" and dtype == torch.float32 and floor == 0.0
                 and bool((cc > _FAST_MIN_C).all()))
         # the Numba kernel also has a float32 smooth-boundary form on the κ-scaled product (S, not c_s S)
@@ -267,7 +288,7 @@ def _forward(p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k
         if nb is not None:
             p.update(c_s_np=p["c_s"][..., 0].detach().numpy(), cc_np=cc[..., 0].detach().numpy(),
                      eps_s_np=p["eps_s"].reshape(-1).detach().numpy(), alpha_np=alpha[h0:h1].detach().numpy(),
-                     qs_np=qs.detach().numpy(), ms_np=ms.detach().numpy())
+                     qs_np=qs.detach().numpy(), ms_np=None if ms is None else ms.detach().numpy())
         return p
 
     def task(h0, h1, i0, i1, p):
@@ -275,7 +296,7 @@ def _forward(p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k
         Wb, cc, fast, c_s, qs, ms = p["Wb"], p["cc"], p["fast"], p["c_s"], p["qs"], p["ms"]
         Wa = None
         if Wb is not None:
-            Wa = _query_vectors(p_om[h0:h1], p["sq"], i0, i1)
+            Wa = _query_vectors(Wb, p["sq"], i0, i1)
             if fast or p["fast_smooth"]:
                 Wa.mul_(p["kappa"])
         acc = z = None
@@ -400,7 +421,7 @@ def _tile_terms(p_i, p_j, t, alpha, c, floor, boundary, keep):
     return D, pos, ppos, J, thr, J * Sx, dSdu
 
 
-def _numba_backward_chunk(nb, dOz, delta, p_om, q_om, mu, value, alpha, c, floor, causal, boundary, bk,
+def _numba_backward_chunk(nb, dOz, delta, omega, q_om, mu, value, alpha, c, floor, causal, boundary, bk,
                           g_p, g_q, g_value, g_c, g_scal):
     """``run(chunk, blocks)``: the backward of one head chunk with the fused Numba tile
     (:func:`oscsim.nn.ssa_tiled_numba.tile_backward`). Per tile, BLAS products give −‖p_i − p_j‖² and
@@ -417,11 +438,11 @@ def _numba_backward_chunk(nb, dOz, delta, p_om, q_om, mu, value, alpha, c, floor
         h0, h1 = chunk
         h = h1 - h0
         Wb = sq = None
-        if p_om is not None:
-            Wb, sq = _key_vectors(p_om[h0:h1])
+        if omega.shape[-1] > 1:
+            Wb, sq = _key_vectors(omega[h0:h1])
         for i0, i1 in blocks:
             dOz_i = dOz[h0:h1, i0:i1]
-            Wa = None if p_om is None else _query_vectors(p_om[h0:h1], sq, i0, i1)
+            Wa = None if Wb is None else _query_vectors(Wb, sq, i0, i1)
             gp_row = torch.zeros(h, i1 - i0, dtype=dtype)
             for j0 in range(0, i1 if causal else N, bk):
                 j1 = min(N, j0 + bk)
@@ -438,23 +459,38 @@ def _numba_backward_chunk(nb, dOz, delta, p_om, q_om, mu, value, alpha, c, floor
                                  arr["g_scal"][h0:h1])
                 g_value[h0:h1, j0:j1].baddbmm_(P.transpose(1, 2), dOz_i)  # P now holds S
                 if Wa is not None:  # G now holds ∂L/∂‖p_i − p_j‖² =: g; ∂L/∂p_i = 2 Σ_j g_ij (p_i − p_j)
-                    p_i, p_j = p_om[h0:h1, i0:i1], p_om[h0:h1, j0:j1]
-                    g_p[h0:h1, i0:i1].baddbmm_(G, p_j, alpha=-2.0)
-                    g_p[h0:h1, j0:j1].baddbmm_(G.transpose(1, 2), p_i, alpha=-2.0).addcmul_(
-                        gp_col.unsqueeze(-1), p_j, value=2.0)
+                    p2_i, p2_j = Wb[:, i0:i1, :-2], Wb[:, j0:j1, :-2]  # 2p, exactly
+                    g_p[h0:h1, i0:i1].baddbmm_(G, p2_j, alpha=-1.0)
+                    g_p[h0:h1, j0:j1].baddbmm_(G.transpose(1, 2), p2_i, alpha=-1.0).addcmul_(
+                        gp_col.unsqueeze(-1), p2_j)
             if Wa is not None:
-                g_p[h0:h1, i0:i1].addcmul_(gp_row.unsqueeze(-1), p_om[h0:h1, i0:i1], value=2.0)
+                g_p[h0:h1, i0:i1].addcmul_(gp_row.unsqueeze(-1), Wb[:, i0:i1, :-2])
 
     return run
 
 
-def _backward(grad_out, p_om, q_om, mu, value, alpha, c, out, Z, causal, boundary, block_q, block_k,
+def _backward(grad_out, omega, q_om, mu, value, alpha, c, out, Z, causal, boundary, block_q, block_k,
               tile_elements, kernel="auto"):
+    """Gradients with respect to ω (through p and q), μ, the values, α and c (see the module notes)."""
+    g_p, g_q, g_mu, g_value, g_alpha, g_c = _backward_split(grad_out, omega, q_om, mu, value, alpha, c, out, Z,
+                                                            causal, boundary, block_q, block_k, tile_elements,
+                                                            kernel)
+    F = omega.shape[-1]
+    if g_p is None:  # F = 1: q = ω
+        return g_q.unsqueeze(-1), g_mu, g_value, g_alpha, g_c
+    # p = ω − mean_f ω, q = Σ_f ω / √F
+    g_p.sub_(g_p.mean(dim=-1, keepdim=True)).add_(g_q.unsqueeze(-1), alpha=1.0 / math.sqrt(F))
+    return g_p, g_mu, g_value, g_alpha, g_c
+
+
+def _backward_split(grad_out, omega, q_om, mu, value, alpha, c, out, Z, causal, boundary, block_q, block_k,
+                    tile_elements, kernel):
     BH, N = q_om.shape
     floor = _ratio_floor(q_om.dtype)
     device = q_om.device
     a3 = alpha.view(BH, 1, 1)
-    g_p = None if p_om is None else torch.zeros_like(p_om)
+    p_om = _Perp(omega) if omega.shape[-1] > 1 else None
+    g_p = None if p_om is None else torch.zeros_like(omega)
     g_q = torch.zeros_like(q_om)
     g_mu = None if mu is None else torch.zeros_like(mu)
     g_value = torch.zeros_like(value)
@@ -466,7 +502,7 @@ def _backward(grad_out, p_om, q_om, mu, value, alpha, c, out, Z, causal, boundar
     nb = _numba_kernels() if _use_numba(kernel, q_om) else None
     if nb is not None:
         g_scal = torch.zeros(BH, 2, dtype=q_om.dtype)
-        _run_chunks(_numba_backward_chunk(nb, dOz, delta, p_om, q_om, mu, value, alpha, c, floor, causal, boundary,
+        _run_chunks(_numba_backward_chunk(nb, dOz, delta, omega, q_om, mu, value, alpha, c, floor, causal, boundary,
                                           bk, g_p, g_q, g_value, g_c, g_scal), chunks, iblocks)
         g_alpha += g_scal[:, 0]
         if g_mu is not None:
@@ -512,17 +548,18 @@ def _backward(grad_out, p_om, q_om, mu, value, alpha, c, out, Z, causal, boundar
 
 class _SSATiled(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel):
-        out, Z = _forward(p_om, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k, tile_elements,
+    def forward(ctx, omega, mu, value, alpha, c, causal, boundary, block_q, block_k, tile_elements, kernel):
+        q_om = split_rows(omega, need_p=False)[1].contiguous()
+        out, Z = _forward(omega, q_om, mu, value, alpha, c, causal, boundary, block_q, block_k, tile_elements,
                           kernel)
-        ctx.save_for_backward(p_om, q_om, mu, value, alpha, c, out, Z)
+        ctx.save_for_backward(omega, q_om, mu, value, alpha, c, out, Z)
         ctx.cfg = (causal, boundary, block_q, block_k, tile_elements, kernel)
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
-        p_om, q_om, mu, value, alpha, c, out, Z = ctx.saved_tensors
-        g = _backward(grad_out.contiguous(), p_om, q_om, mu, value, alpha, c, out, Z, *ctx.cfg)
+        omega, q_om, mu, value, alpha, c, out, Z = ctx.saved_tensors
+        g = _backward(grad_out.contiguous(), omega, q_om, mu, value, alpha, c, out, Z, *ctx.cfg)
         return (*g, None, None, None, None, None, None)
 
 
@@ -581,8 +618,8 @@ def ssa_tiled(
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}")
     check_drift(drift, omega.shape[1])
-    p_om, q_om, mu, val, al, cc = flatten_heads(omega, value, alpha, c, drift)
-    kernel = "numba" if _use_numba(kernel, q_om) else "torch"
+    om, mu, val, al, cc = flatten_heads(omega, value, alpha, c, drift)
+    kernel = "numba" if _use_numba(kernel, om) else "torch"
     if block_q is None:
         block_q = _NUMBA_BLOCK_Q if kernel == "numba" else _DEFAULT_BLOCK_Q
     if block_k is None:
@@ -590,5 +627,5 @@ def ssa_tiled(
     for name, v in (("block_q", block_q), ("block_k", block_k), ("tile_elements", tile_elements)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive int; got {v!r}")
-    out = _SSATiled.apply(p_om, q_om, mu, val, al, cc, causal, boundary, block_q, block_k, tile_elements, kernel)
+    out = _SSATiled.apply(om, mu, val, al, cc, causal, boundary, block_q, block_k, tile_elements, kernel)
     return out.view(value.shape).to(value.dtype)

@@ -72,6 +72,31 @@ def _exp_neg_impl(D, al, kal):
     return lambda D, al, kal: np.exp(-al * D)
 
 
+def _mu_at(mu, hh):
+    """mu[hh], or None where ``mu`` is None (no drift): resolved at compile time (below)."""
+    raise NotImplementedError  # pragma: no cover - only the compiled overload runs
+
+
+@overload(_mu_at, inline="always")
+def _mu_at_impl(mu, hh):
+    if isinstance(mu, types.NoneType):
+        return lambda mu, hh: None
+    return lambda mu, hh: mu[hh]
+
+
+def _drift_term(m, d):
+    """m d, or a zero of d's type where m is None: without drift the positional term is compiled out."""
+    raise NotImplementedError  # pragma: no cover - only the compiled overload runs
+
+
+@overload(_drift_term, inline="always")
+def _drift_term_impl(m, d):
+    if isinstance(m, types.NoneType):
+        zero = np.dtype(str(d)).type(0)
+        return lambda m, d: zero
+    return lambda m, d: m * d
+
+
 @njit(inline="always", cache=True, nogil=True)
 def _n_keys(bk, row, j0, causal):
     """Keys of a tile row that are computed: all bk, or (causal) those j0 + j <= row; the rest are zero."""
@@ -86,7 +111,8 @@ def tile_fast_f32(A, c_s, eps_s, z, i0, j0, causal, smooth, qi, qj, mu):
     """In place: A (h, bq, bk) = −κ‖p_i − p_j‖² (zeros for SSA-1D) becomes c_s S (reference boundary)
     or S (``smooth``); z (h, bq) is increased by the row sums of what is written.
 
-    c_s (h, bq) = √κ K r per row, eps_s (h,) = √κ 1e-8, qi (h, bq), qj (h, bk), mu (h,): √κ q and √κ μ.
+    c_s (h, bq) = √κ K r per row, eps_s (h,) = √κ 1e-8, qi (h, bq), qj (h, bk), mu (h,) or None (no drift):
+    √κ q and √κ μ.
     Rows i0 + i, keys j0 + j. With a = −κΔω² = −κ‖p_i − p_j‖² − (√κ t)². Smooth boundary:
     u = 1 − Δω²/thr² = 1 + a/τ², S = J u⁺/sqrt(u⁺ + SMOOTH_FLOOR).
     """
@@ -97,7 +123,7 @@ def tile_fast_f32(A, c_s, eps_s, z, i0, j0, causal, smooth, qi, qj, mu):
     jf = np.arange(bk).astype(np.float32)  # key offsets as floats: exact, and no per-element conversion
     for hh in range(h):
         e = np.float32(eps_s[hh])
-        m = np.float32(mu[hh])
+        m = _mu_at(mu, hh)
         qrow = qj[hh]
         for i in range(bq):
             cs = np.float32(c_s[hh, i])
@@ -107,7 +133,7 @@ def tile_fast_f32(A, c_s, eps_s, z, i0, j0, causal, smooth, qi, qj, mu):
             d0 = np.float32(i0 + i - j0)
             acc = zero
             for j in range(n_keys):
-                t = (q - qrow[j]) + m * (d0 - jf[j])
+                t = (q - qrow[j]) + _drift_term(m, d0 - jf[j])
                 a = max(min(row[j], zero) - t * t, -_EXP2_CAP)
                 J = _exp2_f32(a)
                 tau = J * cs + e
@@ -129,7 +155,7 @@ def tile_exact(M, alpha, c, floor, smooth, z, i0, j0, causal, qi, qj, mu):
     the row sums.
 
     alpha (h,), c (h, bq) = K r per row; floor: the ratio floor of the dtype; smooth: boundary "smooth";
-    qi (h, bq), qj (h, bk), mu (h,): t = q_i − q_j + μ (i − j).
+    qi (h, bq), qj (h, bk), mu (h,) or None (no drift): t = q_i − q_j + μ (i − j).
     """
     h, bq, bk = M.shape
     zero = M.dtype.type(0.0)
@@ -138,7 +164,7 @@ def tile_exact(M, alpha, c, floor, smooth, z, i0, j0, causal, qi, qj, mu):
     jf = np.arange(bk).astype(M.dtype)
     for hh in range(h):
         al = alpha[hh]
-        mm = mu[hh]
+        mm = _mu_at(mu, hh)
         qrow = qj[hh]
         for i in range(bq):
             ci = c[hh, i]
@@ -148,7 +174,7 @@ def tile_exact(M, alpha, c, floor, smooth, z, i0, j0, causal, qi, qj, mu):
             d0 = M.dtype.type(i0 + i - j0)
             acc = zero
             for j in range(n_keys):
-                t = (q - qrow[j]) + mm * (d0 - jf[j])
+                t = (q - qrow[j]) + _drift_term(mm, d0 - jf[j])
                 m = min(row[j], zero) - t * t  # −D
                 J = np.exp(m * al)
                 thr = J * ci + eps

@@ -20,7 +20,7 @@ import os
 import torch
 from torch import Tensor
 
-from oscsim.nn.ssa_constants import EPS, SMOOTH_FLOOR, check_boundary, check_drift, flatten_heads
+from oscsim.nn.ssa_constants import EPS, SMOOTH_FLOOR, check_boundary, check_drift, flatten_heads, split_rows
 from oscsim.nn.ssa_constants import ratio_floor as _ratio_floor
 
 try:  # optional dependency
@@ -321,8 +321,10 @@ def ssa_triton(
         raise ValueError("impl='triton' needs CUDA tensors (or TRITON_INTERPRET=1 set before Triton is imported, "
                          "for the slow CPU interpreter); use impl='tiled' on the CPU")
     check_drift(drift, omega.shape[1])
-    p_om, q_om, mu, val, al, cc = flatten_heads(omega, value, alpha, c, drift)
-    out = _SSATriton.apply(p_om, q_om, mu, val, al, cc, causal, boundary, block_m, block_n)
+    om, mu, val, al, cc = flatten_heads(omega, value, alpha, c, drift)
+    p_om, q_om = split_rows(om)  # differentiable: autograd carries ∂p, ∂q to ω
+    p_om = None if p_om is None else p_om.contiguous()
+    out = _SSATriton.apply(p_om, q_om.contiguous(), mu, val, al, cc, causal, boundary, block_m, block_n)
     return out.view(value.shape).to(value.dtype)
 
 

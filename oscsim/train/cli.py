@@ -35,7 +35,7 @@ def register_train(subparsers) -> None:
                    f"rate, with --init: the training rate would first undo what the checkpoint learned)")
     p.add_argument("--phase-lr-scale", type=float_range(0, lo_open=True), default=d.phase_lr_scale, metavar="S",
                    help="phase-valued parameters (the Kuramoto model's token and prototype phases) train in their "
-                   "own group at S x the learning rate, without weight decay (default: %(default)g)")
+                   "own group at S x the learning rate, without weight decay (default: %(default)s)")
     p.add_argument("--no-phase-groups", action="store_true", help="optimise phases like every other tensor (the "
                    "behaviour before phase groups; resumes runs started before they existed)")
     p.add_argument("--eval-every", type=int_range(1), default=d.eval_every,
