@@ -51,7 +51,7 @@ def main(argv=None) -> int:
                 "order_parameter_closed_form": [L.get("order_parameter_closed_form") for L in r.layers],
                 "wall_s": time.perf_counter() - t1})
     # pairwise error band near the boundary at the default averaging window
-    cfg = ChipConfig.ideal()
+    cfg = ChipConfig().idealised()
     lam = cfg.kappa  # K = 1: thr = 1 ↔ κ
     ratio = np.linspace(0.8, 1.2, 81)
     res = adler_cells(ratio, np.ones_like(ratio), lam=lam, settle_cycles=cfg.ssa.settle_cycles,

@@ -340,6 +340,12 @@ class Chip:
     model: Any = field(default=None, repr=False, compare=False)
 
     @property
+    def max_tokens(self) -> int:
+        """Longest sequence the chip's arrays hold [tokens]: the smallest ``max_tokens`` of its layers (every
+        layer is compiled for the model's ``seq_len``)."""
+        return min(lm.max_tokens for lm in self.layers)
+
+    @property
     def harmonics(self) -> np.ndarray:
         """(M, 2) effective coupling-function harmonics programmed on the chip (a₁ = 1)."""
         if self.coupling_rule:

@@ -408,7 +408,11 @@ class ChipConfig:
 
     @classmethod
     def ideal(cls, **changes) -> "ChipConfig":
-        """The ideal chip (see :meth:`idealised`, κτ_s = 0.01), with optional top-level changes."""
+        """Deprecated: ``ChipConfig().idealised()`` (one name for the ideal chip; ``.replace(...)`` for changes)."""
+        import warnings
+
+        warnings.warn("ChipConfig.ideal() is deprecated: use ChipConfig().idealised() (and .replace(...) for "
+                      "changes)", DeprecationWarning, stacklevel=2)
         return dataclasses.replace(cls().idealised(), **changes)
 
 

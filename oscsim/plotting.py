@@ -292,7 +292,8 @@ def layout_problems(fig) -> list[str]:
                 problems.append(f"{name}: the legend names {len(series) - len(missing)} of {len(series)} series")
         if leg is not None:
             labelled.append(("legend", f"{name} legend", leg.get_window_extent(renderer)))
-    for t in fig.texts + ([fig._suptitle] if getattr(fig, "_suptitle", None) is not None else []):
+    sup = getattr(fig, "_suptitle", None)
+    for t in fig.texts + ([sup] if sup is not None and sup not in fig.texts else []):  # a suptitle is in texts too
         if _visible_text(t):
             labelled.append(("title", f"figure text {t.get_text()!r}", box(t)))
     for lg in fig.legends:

@@ -146,7 +146,7 @@ def test_short_corpus_message_names_no_missing_option(tmp_path):
 def ideal_chip():
     from mapping import ChipConfig, compile
 
-    return compile("kuramoto-tiny", ChipConfig.ideal())
+    return compile("kuramoto-tiny", ChipConfig().idealised())
 
 
 @pytest.mark.parametrize("tokens,kw,match", [

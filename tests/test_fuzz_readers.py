@@ -214,7 +214,7 @@ def test_edited_chip_numbers_are_refused(small_model, chip_json, tmp_path, path,
 def test_chip_json_round_trip_for_several_configs(small_model, tmp_path):
     from mapping.backends.stno import PhaseReductionWarning
 
-    for cfg in (ChipConfig(), ChipConfig.ideal(), ChipConfig(device="spin-torque", trim_bits=None),
+    for cfg in (ChipConfig(), ChipConfig().idealised(), ChipConfig(device="spin-torque", trim_bits=None),
                 ChipConfig(coupling=CouplingConfig(bits=3, spread=0.1), mismatch_seed=5)):
         if cfg.device == "spin-torque":  # the default window is far too short for the STNO phase model: warned
             with pytest.warns(PhaseReductionWarning):

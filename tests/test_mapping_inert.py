@@ -64,7 +64,7 @@ def test_every_refusal_names_all_inert_fields_at_once(ssa):
         assert name in str(exc.value)
 
 
-@pytest.mark.parametrize("make", [ChipConfig, ChipConfig.ideal, lambda: ChipConfig().idealised(),
+@pytest.mark.parametrize("make", [ChipConfig, lambda: ChipConfig().idealised(),
                                   lambda: ChipConfig(coupling=CouplingConfig(fraction=0.05)).idealised()])
 def test_defaults_and_the_ideal_limit_compile_for_both_kinds(kuramoto, ssa, make):
     cfg = make()

@@ -128,3 +128,28 @@ def test_docs_mapping_documents_every_key_of_energy_report_and_simulate_json():
         keys |= _nested_keys(energy_report(compile(model, ChipConfig(), checkpoint=name)))
     missing = sorted(k for k in keys if f"`{k}`" not in doc)
     assert missing == [], f"docs/mapping.md does not document: {missing}"
+
+
+def test_report_wording_one_window_and_an_ideal_chip(capsys):
+    """Issue 23 item 8: "1 windows" and "a ideal chip" read as "1 window" and "an ideal chip"."""
+    from mapping import ChipConfig, compile
+    from mapping.cli.common import validation_tokens
+    from mapping.cli.simulate import print_report
+    from mapping.simulation.report import simulate_report
+
+    chip = compile("kuramoto-tiny", ChipConfig().idealised())
+    x, y = validation_tokens(chip.model_info["config"], 128)
+    print_report(simulate_report(chip, x[:1, :16], y[:1, :16], progress=False))
+    out = capsys.readouterr().out
+    assert "on an ideal chip (ideal)" in out and "(1 window of 16)" in out, out
+
+
+def test_compare_json_needs_no_plot_folder(capsys):
+    """Issue 23 item 8: `oscsim compare --json` runs without --plot (and draws nothing)."""
+    import json
+
+    from oscsim.cli import main
+
+    assert main(["compare", "kuramoto-tiny", "--ideal", "--seq-len", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tokens"] == 8 and "increment_rel_error" in out and "plots" not in out

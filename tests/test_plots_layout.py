@@ -92,6 +92,17 @@ def _kuramoto_demo(tmp_path):
     assert main(["kuramoto-demo", "--out", str(tmp_path), "--n", "60"]) == 0
 
 
+def _compare(checkpoint, *extra, toml=None, seq_len=16):
+    """`oscsim compare` on one head of a short window: its matrices and trajectories (or network) figures."""
+    def make(tmp_path):
+        argv = ["compare", checkpoint, "--seq-len", str(seq_len), "--plot", str(tmp_path), *extra]
+        if toml is not None:
+            (tmp_path / "chip.toml").write_text(toml)
+            argv += ["--config", str(tmp_path / "chip.toml")]
+        assert main(argv) == 0
+    return make
+
+
 FIGURES = {
     "sweep": _sweep,  # metric vs parameter, heatmaps, Pareto front
     "design": _design,  # BPC loss, area and latency vs energy of a design search
@@ -99,7 +110,12 @@ FIGURES = {
     "device-stno": _device("stno"),
     "device-ideal": _device("ideal"),
     "kuramoto-demo": _kuramoto_demo,
+    "compare-kuramoto": _compare("kuramoto-tiny", "--head", "1"),  # matrices, trajectories + order parameter
+    "compare-ssa-pairwise": _compare("ssa1d-tiny"),  # S matrices, Adler cells
+    "compare-ssa-collective": _compare("ssa1d-tiny", toml='[ssa]\nmode = "collective"\n'),  # S, the network
+    "compare-ladder": _compare("kuramoto-tiny", "--levels", "closed-form,macromodel,circuit", seq_len=8),
 }
+SLOW = {"compare-ladder"}  # the transistor-level circuit rung: over a minute on a loaded 2-core machine
 
 
 def _saved_figures(monkeypatch, make):
@@ -116,7 +132,7 @@ def _saved_figures(monkeypatch, make):
     return figs
 
 
-@pytest.mark.parametrize("kind", sorted(FIGURES))
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.slow) if k in SLOW else k for k in sorted(FIGURES)])
 def test_every_figure_kind_reads(kind, tmp_path, monkeypatch):
     figs = _saved_figures(monkeypatch, lambda: FIGURES[kind](tmp_path))
     assert figs, f"{kind}: no figure saved"

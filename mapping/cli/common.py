@@ -10,8 +10,8 @@ from pathlib import Path
 
 from oscsim.cli import float_range
 
-__all__ = ["DEFAULT_CHECKPOINT", "DEFAULT_TOKENS", "chip_config", "add_chip_options", "chip_and_model",
-           "validation_tokens"]
+__all__ = ["DEFAULT_CHECKPOINT", "DEFAULT_TOKENS", "chip_config", "add_chip_options", "check_source",
+           "chip_and_model", "validation_tokens"]
 
 DEFAULT_CHECKPOINT = "kuramoto-tiny"
 DEFAULT_TOKENS = 2048  # validation tokens of the default `oscsim simulate` (16 windows of 128)
@@ -40,13 +40,14 @@ def add_chip_options(p) -> None:
 
 def chip_and_model(args, cfg):
     """(chip, meta) from a checkpoint name/path or a chip JSON file."""
+    from ..preflight import model_config
+
+    src = args.checkpoint
+    model_config(src)  # from the files alone: a TOML, a misspelt name or a missing file answers at once
     from ..chip_io import load_chip
     from ..compiler.build import compile as compile_chip
     from ..model_io import load_model
 
-    src = args.checkpoint
-    if src.endswith(".json") and not Path(src).is_file():
-        raise FileNotFoundError(f"CKPT: chip file {src!r} not found")
     if src.endswith(".json"):
         chip = load_chip(src)
         if getattr(args, "ideal", False) or getattr(args, "config", None):
@@ -62,13 +63,28 @@ def chip_and_model(args, cfg):
     return compile_chip(model, cfg, checkpoint=src), meta
 
 
+def check_source(args, *, tokens: int | None = None, split: str = "valid") -> dict:
+    """Check a command's CKPT (and its token count) from the files alone, before torch, the model or the chip
+    loads (:mod:`mapping.preflight`); returns the model configuration. A count that is not a whole number of
+    windows is said on stderr."""
+    import sys
+
+    from ..preflight import model_config, token_windows
+
+    cfg = model_config(args.checkpoint)
+    if tokens is not None:
+        token_windows(tokens, int(cfg["seq_len"]), split, note=sys.stderr)
+    return cfg
+
+
 def validation_tokens(model_cfg: dict, n_tokens: int, split: str = "valid"):
+    """Inputs and targets (W, T) of the first whole windows of ``n_tokens`` tokens of a bundled split."""
     from oscsim.data import eval_windows, load_shakespeare
 
+    from ..preflight import token_windows
+
     T = int(model_cfg["seq_len"])
-    if n_tokens < T:
-        raise ValueError(f"--tokens must be >= {T} (one window of the model's seq_len), got {n_tokens}")
+    n_win = token_windows(n_tokens, T, split)
     data = load_shakespeare().split(split)
-    n_win = max(1, n_tokens // T)
     x, y = eval_windows(data, T, max_windows=n_win)
     return x, y

@@ -9,17 +9,18 @@ import json
 
 from oscsim.cli import int_range
 
-from .common import add_chip_options, chip_and_model, chip_config, validation_tokens
+from .common import add_chip_options, check_source, chip_and_model, chip_config, validation_tokens
 
 __all__ = ["register"]
 
 
 def _run_compare(args) -> int:
+    check_source(args)  # before anything heavy loads
     from ..simulation.compare import compare_layer
 
     cfg = chip_config(args)
     chip, _ = chip_and_model(args, cfg)
-    x, _ = validation_tokens(chip.model_info["config"], chip.layers[0].max_tokens)
+    x, _ = validation_tokens(chip.model_info["config"], chip.max_tokens)
     T = args.seq_len or x.shape[1]
     if not 2 <= T <= x.shape[1]:
         raise ValueError(f"--seq-len must be in [2, {x.shape[1]}] (the chip's max_tokens), got {T}")
@@ -44,10 +45,14 @@ def _run_compare(args) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("compare", help="closed form vs simulated network for one layer and head, with plots")
-    p.add_argument("checkpoint", metavar="CKPT", help="checkpoint name/folder or chip JSON")
+    from ..preflight import chip_checkpoints
+
+    p.add_argument("checkpoint", metavar="CKPT", help=f"bundled checkpoint ({', '.join(chip_checkpoints())}), "
+                                                      "checkpoint folder or chip JSON")
     p.add_argument("--layer", type=int_range(0), default=0, help="layer index (0 .. layers-1)")
     p.add_argument("--head", type=int_range(0), default=0, help="head index (0 .. heads-1)")
-    p.add_argument("--plot", required=True, metavar="DIR", help="folder for the PNG figures")
+    p.add_argument("--plot", default=None, metavar="DIR", help="folder for the PNG figures (default: none, figures "
+                                                                "are not drawn)")
     add_chip_options(p)
     p.add_argument("--seq-len", type=int_range(2), default=None,
                    help="tokens of the validation window, in [2, the model's seq_len] (None: the model's)")

@@ -23,7 +23,10 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("compile", help="compile a trained model onto an oscillator chip (chip JSON)",
                               description="Compile a Kuramoto/SSA checkpoint for a chip configuration and write the "
                                           "versioned chip JSON (arrays, programming rules, mismatch draw, resources).")
-    p.add_argument("checkpoint", metavar="CKPT", help="bundled name (kuramoto-tiny, ssa1d-tiny) or checkpoint folder")
+    from ..preflight import chip_checkpoints
+
+    p.add_argument("checkpoint", metavar="CKPT", help=f"bundled name ({', '.join(chip_checkpoints())}) or checkpoint "
+                                                      "folder")
     add_chip_options(p)
     p.add_argument("--out", required=True, help="output chip JSON path")
     p.set_defaults(func=_run_compile)

@@ -12,7 +12,8 @@ import sys
 
 from oscsim.cli import int_range
 
-from .common import DEFAULT_CHECKPOINT, DEFAULT_TOKENS, add_chip_options, chip_and_model, chip_config, validation_tokens
+from .common import (DEFAULT_CHECKPOINT, DEFAULT_TOKENS, add_chip_options, check_source, chip_and_model, chip_config,
+                     validation_tokens)
 
 __all__ = ["register", "print_report"]
 
@@ -30,9 +31,11 @@ def print_report(report, file=None) -> None:
     file = sys.stdout if file is None else file  # resolved per call: sys.stdout may be swapped
     p = lambda *a: print(*a, file=file)  # noqa: E731
     window = "" if rep.get("kappa_tau") is None else f", kappa*tau_s = {rep['kappa_tau']:.3g} rad"
-    p(f"oscsim simulate: {rep['model']} ({rep['checkpoint']}) on a {rep['device']} chip"
+    article = "an" if rep["device"][:1] in "aeiou" else "a"
+    p(f"oscsim simulate: {rep['model']} ({rep['checkpoint']}) on {article} {rep['device']} chip"
       f"{' (ideal)' if rep['ideal'] else ''}{window}")
-    p(f"  validation tokens: {rep['n_tokens']} ({rep['n_tokens'] // rep['seq_len']} windows of {rep['seq_len']})")
+    n_win = rep["n_tokens"] // rep["seq_len"]
+    p(f"  validation tokens: {rep['n_tokens']} ({n_win} window{'' if n_win == 1 else 's'} of {rep['seq_len']})")
     if rep.get("macromodel_validity"):
         p(f"  {rep['macromodel_validity']['message']}")
     if rep.get("injection_write_error"):
@@ -95,6 +98,7 @@ def _mean(xs):
 
 
 def _run_simulate(args) -> int:
+    check_source(args, tokens=args.tokens, split=args.split)  # before anything heavy loads
     from ..simulation.report import simulate_report
 
     cfg = chip_config(args)
@@ -115,14 +119,18 @@ def _run_simulate(args) -> int:
 
 
 def register(subparsers) -> None:
+    from ..preflight import chip_checkpoints
+
     p = subparsers.add_parser("simulate", help="chip inference on held-out text: fidelity and energy",
                               description="Compile (or load) a chip, run it on the bundled validation text and print "
                                           "BPC (chip vs closed form), per-layer fidelity and energy per token.")
     p.add_argument("checkpoint", metavar="CKPT", nargs="?", default=DEFAULT_CHECKPOINT,
-                   help=f"checkpoint name/folder or a chip JSON (default: {DEFAULT_CHECKPOINT})")
+                   help=f"bundled checkpoint ({', '.join(chip_checkpoints())}), checkpoint folder or a chip JSON "
+                        f"(default: {DEFAULT_CHECKPOINT})")
     add_chip_options(p)
     p.add_argument("--tokens", type=int_range(1), default=DEFAULT_TOKENS,
-                   help="validation tokens to score (whole windows, at least one window of the model's seq_len)")
+                   help="validation tokens to score: whole windows of the model's seq_len, at least one, at most what --split "
+                        "holds (a count between whole windows scores the windows below it, and says so)")
     p.add_argument("--split", default="valid", choices=("valid", "test"), help="held-out split to score")
     p.add_argument("--seed", type=int_range(0), default=0, help="noise seed of the run (>= 0)")
     p.add_argument("--analog-scores", action="store_true",

@@ -10,21 +10,22 @@ import json
 
 from oscsim.cli import float_range, int_range
 
-from .common import chip_and_model, chip_config, validation_tokens
+from .common import check_source, chip_and_model, chip_config, validation_tokens
 
 __all__ = ["register"]
 
 
 def _run(args) -> int:
-    from ..backends.spice import export_head
-
     if args.seq_len < 2:
         raise ValueError(f"--seq-len must be >= 2, got {args.seq_len}")
+    check_source(args)  # before anything heavy loads
+    from ..backends.spice import export_head
+
     cfg = chip_config(args)
     chip, _ = chip_and_model(args, cfg)
-    if args.seq_len > chip.layers[0].max_tokens:
-        raise ValueError(f"--seq-len must be <= the chip's {chip.layers[0].max_tokens} tokens, got {args.seq_len}")
-    x, _ = validation_tokens(chip.model_info["config"], chip.layers[0].max_tokens)
+    if args.seq_len > chip.max_tokens:
+        raise ValueError(f"--seq-len must be <= the chip's {chip.max_tokens} tokens, got {args.seq_len}")
+    x, _ = validation_tokens(chip.model_info["config"], chip.max_tokens)
     res = export_head(chip, x[:1, :args.seq_len], layer=args.layer, head=args.head, coordinate=args.coordinate,
                       out=args.out, run=args.run)
     if args.json:

@@ -4,7 +4,7 @@ A :class:`~mapping.config.ChipConfig` is one type for every chip kind, so some o
 some chips (an SSA chip has no receive gain; a Kuramoto chip has no Adler cells). :func:`check_fields_act`
 runs at compile time, where the model kind is known, and refuses a field that would be silently ignored when
 it is set to anything but a *neutral* value: its default, or the value :meth:`ChipConfig.idealised` writes
-(the analog, unclipped limit), so that ``ChipConfig()`` and ``ChipConfig.ideal()`` compile for every model.
+(the analog, unclipped limit), so that ``ChipConfig()`` and ``ChipConfig().idealised()`` compile for every model.
 """
 
 from __future__ import annotations

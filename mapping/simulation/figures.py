@@ -1,7 +1,9 @@
 """Figures of ``oscsim compare``: one head's matrices, trajectories and networks, and the fidelity ladder's.
 
 Every axis and colourbar names its quantity and unit; phases are in rad, time in oscillator cycles (1/f0);
-ratios and weights are dimensionless. Difference maps use a colour scale centred on zero.
+ratios and weights are dimensionless. Difference maps use a colour scale centred on zero. The figures are
+drawn in the project's style (:mod:`oscsim.plotting`: constrained layout, a legend naming every series) and
+tests/test_plots_layout.py checks each kind with :func:`oscsim.plotting.layout_problems`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,22 @@ def _plt():
     return plt
 
 
+def _figure(ncols: int, width: float, height: float = 4.0):
+    """``(fig, axes)``: one row of ``ncols`` axes in the project's style (Agg backend)."""
+    from oscsim import plotting
+
+    _plt()
+    return plotting.figure(1, ncols, width=width, height=height)
+
+
+def _colorbar(fig, im, ax, label):
+    from oscsim import plotting
+
+    return plotting.colorbar(fig, im, ax, label)
+
+
 _DIMLESS = "[dimensionless]"
+_TOKEN = "[token]"
 
 
 def save_figures(figs: dict, plot_dir) -> list[str]:
@@ -38,7 +55,7 @@ def save_figures(figs: dict, plot_dir) -> list[str]:
     for name, fig in figs.items():
         if fig is None:
             continue
-        fig.savefig(plot_dir / name, dpi=110)
+        fig.savefig(plot_dir / name)
         plt.close(fig)
         paths.append(str(plot_dir / name))
     return paths
@@ -54,32 +71,33 @@ def _image(fig, ax, m, *, title, cbar, xlabel, ylabel, diverging=False, centred=
         im = ax.imshow(m, cmap="RdBu_r", norm=CenteredNorm(vcenter=0.0, halfrange=half), **kw)
     else:
         im = ax.imshow(m, cmap="RdBu_r" if diverging else "viridis", **kw)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    fig.colorbar(im, ax=ax, label=cbar)
+    ax.grid(False)
+    _colorbar(fig, im, ax, cbar)
     return im
 
 
 def _kuramoto_matrices_figure(A, va_cf, va_chip, layer, head, res, cfg):
     """Softmax weights A, the closed-form and chip increments, and their difference (one head)."""
-    plt = _plt()
-    fig, ax = plt.subplots(1, 4, figsize=(18, 4.4))
+    fig, ax = _figure(4, 15.0)
     _image(fig, ax[0], A, title=f"programmed coupling A (layer {layer}, head {head})",
-           cbar=f"A_tu, softmax weight {_DIMLESS}", xlabel="key token index u", ylabel="query token index t")
+           cbar=f"A_tu, softmax weight {_DIMLESS}", xlabel=f"key token index u {_TOKEN}",
+           ylabel=f"query token index t {_TOKEN}")
     lim = float(np.max(np.abs(va_cf))) or 1.0
     inc = f"increment (v*a)_tj {_DIMLESS}"
     for a_, m, t in ((ax[1], va_cf, "closed form v*a"), (ax[2], va_chip, "chip (theta(tau)-theta(0))/(kappa tau)")):
         im = a_.imshow(m, aspect="auto", cmap="RdBu_r", vmin=-lim, vmax=lim)  # same scale, centred on 0
-        a_.set_title(t, fontsize=9)
-        a_.set_xlabel("coordinate index j")
-        a_.set_ylabel("token index t")
-        fig.colorbar(im, ax=a_, label=inc)
+        a_.set_title(t)
+        a_.set_xlabel("coordinate index j [index]")
+        a_.set_ylabel(f"token index t {_TOKEN}")
+        a_.grid(False)
+        _colorbar(fig, im, a_, inc)
     _image(fig, ax[3], va_chip - va_cf, title="chip - closed form (own scale)", cbar=f"difference {_DIMLESS}",
-           xlabel="coordinate index j", ylabel="token index t", centred=True, aspect="auto")
+           xlabel="coordinate index j [index]", ylabel=f"token index t {_TOKEN}", centred=True, aspect="auto")
     fig.suptitle(f"Kuramoto chip vs closed form: rel. error {res['increment_rel_error']:.3g}, "
                  f"kappa*tau_s = {cfg.kappa_tau:.3g} rad")
-    fig.tight_layout()
     return fig
 
 
@@ -88,46 +106,44 @@ def _kuramoto_trajectories_figure(out, head, va_cf, cfg):
     the backend kept no phase trajectories (the spin-torque complex-amplitude network)."""
     if out.traj is None:
         return None
-    plt = _plt()
     ts, traj = out.ts, out.traj[:, 0, head]  # (S, kh, T)
     th0 = traj[0]
     T = traj.shape[-1]
-    fig, ax = plt.subplots(1, 2, figsize=(12, 4.2))
-    for t in np.unique(np.linspace(1, T - 1, 5).astype(int)):
-        line, = ax[0].plot(ts, traj[:, 0, t] - th0[0, t], label=f"t={t}")
-        ax[0].plot(ts, cfg.kappa * ts * va_cf[t, 0], "--", color=line.get_color())
+    fig, ax = _figure(2, 11.0)
+    for k, t in enumerate(np.unique(np.linspace(1, T - 1, 5).astype(int))):
+        line, = ax[0].plot(ts, traj[:, 0, t] - th0[0, t], label=f"token t={t}, chip")
+        ax[0].plot(ts, cfg.kappa * ts * va_cf[t, 0], "--", color=line.get_color(),
+                   label="closed form, first order (dashed)" if k == 0 else "_same colour as its token")
     ax[0].set_xlabel("time [cycles]")
-    ax[0].set_ylabel("theta_t(s) - theta_t(0), coordinate 0 [rad]")
+    ax[0].set_ylabel("theta_t(s) - theta_t(0), coord. 0 [rad]")
     ax[0].set_title("chip (solid) vs first-order closed form (dashed)")
-    ax[0].legend(fontsize=8)
+    ax[0].legend(fontsize=7)
     R_chip = np.abs(np.exp(1j * traj).mean(-1)).mean(-1)
     pred = th0[None] + cfg.kappa * ts[:, None, None] * va_cf.T[None]
     R_cf = np.abs(np.exp(1j * pred).mean(-1)).mean(-1)
     ax[1].plot(ts, R_chip, label="chip network")
     ax[1].plot(ts, R_cf, "--", label="closed form (first order)")
     ax[1].set_xlabel("time [cycles]")
-    ax[1].set_ylabel(f"order parameter R, mean over coordinates {_DIMLESS}")
+    ax[1].set_ylabel(f"order parameter R, mean over coord. {_DIMLESS}")
     ax[1].legend()
-    fig.tight_layout()
     return fig
 
 
 def _ssa_matrices_figure(Sc, Sh, allowed, layer, head, kind, res):
     """Closed-form S, chip S and their difference (one head); the diagonal is digital on both."""
-    plt = _plt()
-    fig, ax = plt.subplots(1, 3, figsize=(15, 4.4))
+    fig, ax = _figure(3, 13.0)
     lo, hi = float(min(Sc.min(), Sh.min())), float(max(Sc.max(), Sh.max()))
     for a_, m, t in ((ax[0], Sc, "closed form S"), (ax[1], Sh, f"chip S ({kind})")):
         im = a_.imshow(m, cmap="viridis", vmin=lo, vmax=hi)  # one scale for both
-        a_.set_title(t, fontsize=9)
-        a_.set_xlabel("key token index j")
-        a_.set_ylabel("query token index i")
-        fig.colorbar(im, ax=a_, label=f"S_ij = J_ij <cos phi_ij> {_DIMLESS}")
+        a_.set_title(t)
+        a_.set_xlabel(f"key token index j {_TOKEN}")
+        a_.set_ylabel(f"query token index i {_TOKEN}")
+        a_.grid(False)
+        _colorbar(fig, im, a_, f"S_ij = J_ij <cos phi_ij> {_DIMLESS}")
     _image(fig, ax[2], np.where(allowed, Sh - Sc, 0.0), title="chip - closed form (own scale)",
-           cbar=f"difference of S {_DIMLESS}", xlabel="key token index j", ylabel="query token index i",
-           centred=True)
+           cbar=f"difference of S {_DIMLESS}", xlabel=f"key token index j {_TOKEN}",
+           ylabel=f"query token index i {_TOKEN}", centred=True)
     fig.suptitle(f"SSA layer {layer} head {head}: S rel. error {res['S_rel_error']:.3g}")
-    fig.tight_layout()
     return fig
 
 
@@ -175,26 +191,26 @@ def adler_cells_figure(chip, lm, comp, head, allowed, seed):
     r = integrate_phase(omega, C, np.zeros_like(omega), t1=t1, n_steps=n, save_every=max(1, n // 800),
                         sigma=sigma, seed=seed, harmonics=chip.harmonics)
     phi = r.ys[:, :, 1] - r.ys[:, :, 0]  # (S, P)
-    fig, ax = plt.subplots(1, 2, figsize=(12, 4.4))
+    fig, ax = _figure(2, 11.0, 4.4)
     after = r.ts >= sc.settle_cycles
     for p in range(phi.shape[1]):
         rho = ratio[pick[p]]
         line, = ax[0].plot(r.ts, phi[:, p], label=f"cell ({ci[p]},{cj[p]}), dw/(KrJ) = {rho:.2f}")
-        if rho < 1:
-            ax[0].axhline(math.asin(rho), ls=":", color=line.get_color())
+        if rho < 1:  # the reference lines take their cell's colour; the legend names the cells
+            ax[0].axhline(math.asin(rho), ls=":", color=line.get_color(), label="_locked phi*")
         run = np.cumsum(np.cos(phi[after, p])) / np.arange(1, after.sum() + 1)
-        ax[1].plot(r.ts[after], run, color=line.get_color())
-        ax[1].axhline(math.sqrt(1 - rho**2) if rho < 1 else 0.0, ls="--", color=line.get_color())
-    ax[0].axvline(sc.settle_cycles, color="k", lw=0.8)
-    ax[0].set_xlabel("time [cycles]")
+        ax[1].plot(r.ts[after], run, color=line.get_color(), label="_cell (colours as left)")
+        ax[1].axhline(math.sqrt(1 - rho**2) if rho < 1 else 0.0, ls="--", color=line.get_color(),
+                      label="_closed form")
+    ax[0].axvline(sc.settle_cycles, color="k", lw=0.8, label="_end of settling")
+    ax[0].set_xlabel("time [cycles]; settling ends at the black line")
     ax[0].set_ylabel("phase difference phi of the cell [rad]")
-    ax[0].set_title("pairwise Adler cells as programmed (dotted: locked phi* = asin(dw/KrJ))", fontsize=9)
+    ax[0].set_title("Adler cells as programmed (dotted: locked phi* = asin(dw/KrJ))")
     ax[0].legend(fontsize=7)
     ax[1].set_xlabel("time [cycles]")
     ax[1].set_ylabel(f"running <cos phi> {_DIMLESS}")
-    ax[1].set_title("mean over the averaging window: cells (solid) vs closed form sqrt(1 - (dw/KrJ)^2) "
-                    "or 0 (dashed)", fontsize=8)
-    fig.tight_layout()
+    ax[1].set_title("cells (solid, colours as left) vs closed form (dashed):\n"
+                    "sqrt(1 - (dw/KrJ)^2) locked, 0 drifting")
     return fig
 
 
@@ -218,19 +234,18 @@ def collective_figure(chip, lm, comp, head, allowed, seed):
     r = integrate_phase(om, C, np.zeros((1, N)), t1=t1, n_steps=n, save_every=max(1, n // 400), sigma=sigma,
                         seed=seed, harmonics=chip.harmonics)
     ys = r.ys[:, 0]
-    fig, ax = plt.subplots(1, 2, figsize=(12, 4.4))
+    fig, ax = _figure(2, 11.0)
     for t in np.unique(np.linspace(1, N - 1, 5).astype(int)):
         ax[0].plot(r.ts, ys[:, t] - ys[:, t - 1], label=f"theta_{t} - theta_{t - 1}")
-    ax[0].axvline(sc.settle_cycles, color="k", lw=0.8)
-    ax[0].set_xlabel("time [cycles]")
+    ax[0].axvline(sc.settle_cycles, color="k", lw=0.8, label="_end of settling")
+    ax[0].set_xlabel("time [cycles]; settling ends at the black line")
     ax[0].set_ylabel("phase difference [rad]")
-    ax[0].set_title(f"collective network of head {head} as programmed ({N} oscillators)", fontsize=9)
-    ax[0].legend(fontsize=8)
+    ax[0].set_title(f"collective network of head {head} as programmed ({N} oscillators)")
+    ax[0].legend(fontsize=7)
     ax[1].plot(r.ts, np.abs(np.exp(1j * ys).mean(-1)), label="|mean e^{i theta}| (collective network)")
     ax[1].set_xlabel("time [cycles]")
     ax[1].set_ylabel(f"order parameter R {_DIMLESS}")
-    ax[1].legend(fontsize=8)
-    fig.tight_layout()
+    ax[1].legend(fontsize=7)
     return fig
 
 
@@ -242,49 +257,46 @@ def ladder_figures(res, x, traj, levels, *, layer, head, T, kh, cfg, dev, plot_d
     plot_dir.mkdir(parents=True, exist_ok=True)
     styles = {"closed-form": ("k", "--", ""), "macromodel": ("C0", "-", ""), "circuit": ("C1", "", "o"),
               "spice": ("C3", "", "x")}
-    fig, ax = plt.subplots(1, 2, figsize=(13, 4.4))
+    fig, ax = _figure(2, 11.0, 4.4)
     ref = x[levels[-1]].ravel()
     for name in levels:
         col, ls, mk = styles[name]
         ax[0].plot(ref, x[name].ravel(), linestyle="none", marker=mk or ".", color=col, ms=4, label=name)
         ax[1].plot(np.arange(T), x[name][:, 0], color=col, linestyle=ls or "none", marker=mk or None, label=name)
     lim = float(np.max(np.abs(ref))) or 1.0
-    ax[0].plot([-lim, lim], [-lim, lim], color="0.6", lw=0.8)
-    ax[0].set_xlabel(f"increment x = v*a at the last rung ({levels[-1]})")
-    ax[0].set_ylabel("increment x at each rung")
+    ax[0].plot([-lim, lim], [-lim, lim], color="0.6", lw=0.8, label="_identity")
+    ax[0].set_xlabel(f"increment x = v*a at the last rung ({levels[-1]}) {_DIMLESS}")
+    ax[0].set_ylabel(f"increment x at each rung {_DIMLESS}")
     ax[0].set_title(f"layer {layer} head {head}: all {T} tokens x {kh} coordinates")
-    ax[0].legend(fontsize=8)
-    ax[1].set_xlabel("token t")
-    ax[1].set_ylabel("increment x_t, coordinate 0 [1]")
+    ax[0].legend(fontsize=7)
+    ax[1].set_xlabel(f"token t {_TOKEN}")
+    ax[1].set_ylabel(f"increment x_t, coordinate 0 {_DIMLESS}")
     ax[1].set_title("increment estimate per rung (coordinate 0)")
-    ax[1].legend(fontsize=8)
-    fig.suptitle("fidelity ladder: " + ", ".join(f"{k} {v['rel_error']:.3g}" for k, v in res["pairwise"].items()),
-                 fontsize=9)
-    fig.tight_layout()
+    ax[1].legend(fontsize=7)
+    fig.suptitle("fidelity ladder: " + ", ".join(f"{k} {v['rel_error']:.3g}" for k, v in res["pairwise"].items()))
     p1 = plot_dir / f"ladder_increments_L{layer}_H{head}.png"
-    fig.savefig(p1, dpi=100)
+    fig.savefig(p1)
     plt.close(fig)
-    fig, ax = plt.subplots(figsize=(8, 4.6))
+    fig, ax = _figure(1, 7.5, 4.4)
     for j, t in enumerate(np.unique(np.linspace(1, T - 1, 4).astype(int))):
         c = f"C{j}"
         if "macromodel" in traj:
             ts, tr = traj["macromodel"]
-            ax.plot(ts, tr[:, 0, t], color=c, label=f"t={t} macromodel" if j == 0 else None)
+            ax.plot(ts, tr[:, 0, t], color=c, label=f"token t={t}, macromodel")
         ax.plot([0, cfg.settle_cycles], [0, cfg.kappa_tau * x["closed-form"][t, 0]], "--", color=c, lw=0.8,
-                label="closed form (first order)" if j == 0 else None)
+                label="closed form, first order (dashed)" if j == 0 else "_same colour as its token")
         for name, mk in (("circuit", "o"), ("spice", "x")):
             if name in traj:
                 tk, dpsi = traj[name][t]
                 ax.plot(tk / dev.period_s, dpsi, linestyle="none", marker=mk, color=c, ms=5,
-                        label=f"{name} (node-0 crossings)" if j == 0 else None)
-    ax.axvline(cfg.settle_cycles, color="0.5", lw=0.8)
+                        label=f"{name} (node-0 crossings)" if j == 0 else "_same colour as its token")
+    ax.axvline(cfg.settle_cycles, color="0.5", lw=0.8, label="_couplers off")
     ax.set_xlabel("time [cycles of f0]; couplers off at tau_s (grey line)")
-    ax.set_ylabel("theta_t(s) - theta_t(0) [rad], coordinate 0")
+    ax.set_ylabel("theta_t(s) - theta_t(0), coord. 0 [rad]")
     ax.set_title(f"trajectories per rung (layer {layer}, head {head})")
     ax.legend(fontsize=7)
-    fig.tight_layout()
     p2 = plot_dir / f"ladder_trajectories_L{layer}_H{head}.png"
-    fig.savefig(p2, dpi=100)
+    fig.savefig(p2)
     plt.close(fig)
     return [str(p1), str(p2)]
 

@@ -76,12 +76,13 @@ class ChipRun:
         return out
 
 
-def _progress(total, enabled, desc):
+def _progress(total, enabled, desc, unit="it"):
     if enabled is None:
         enabled = sys.stderr.isatty()
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
 
-    return tqdm(total=total, disable=not enabled, desc=desc, leave=False)
+    return tqdm(total=total, disable=not enabled, desc=desc, unit=unit, leave=False, file=sys.stderr,
+                dynamic_ncols=True)
 
 
 def _batches(tokens, bs):
@@ -212,16 +213,24 @@ def _run_model(chip, tokens, bs, make_override, progress, closed_form):
     logits, logits_cf = [], []
     wall = 0.0
     batches = _batches(tokens, bs)
-    bar = _progress(len(batches), progress, "chip inference")
+    # windows x layers: a default run is one batch, so a bar over batches would sit at 0/1 without an ETA
+    bar = _progress(tokens.shape[0] * len(chip.layers), progress, "chip inference", unit="window-layer")
+
+    def counted(override, n):
+        def hook(i, *args):
+            out = override(i, *args)
+            bar.update(n)
+            return out
+        return hook
+
     with torch.no_grad(), _one_torch_thread():
         for start, x in batches:
             seq_ids = np.arange(start, start + x.shape[0])
             t0 = time.perf_counter()
-            logits.append(_forward_per_sequence(chip.model, x, make_override(seq_ids)))
+            logits.append(_forward_per_sequence(chip.model, x, counted(make_override(seq_ids), x.shape[0])))
             wall += time.perf_counter() - t0
             if closed_form:  # one sequence at a time too: the same numbers whatever the batch
                 logits_cf.extend(chip.model(x[b:b + 1]) for b in range(x.shape[0]))
-            bar.update(1)
     bar.close()
     return torch.cat(logits), torch.cat(logits_cf) if closed_form else None, wall
 

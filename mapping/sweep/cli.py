@@ -10,7 +10,7 @@ __all__ = ["register_sweep", "register_plot"]
 
 
 def _run_sweep(args) -> int:
-    from .run import export_csv, run_sweep, sweep_status
+    from .run import check_inputs, export_csv, run_sweep, sweep_status
     from .spec import load_spec
 
     if args.status:
@@ -32,12 +32,13 @@ def _run_sweep(args) -> int:
     if args.workers < 0:
         raise ValueError(f"--workers must be >= 0 (0: in this process), got {args.workers}")
     spec = load_spec(args.spec)  # every point validated here, before any work
+    check_inputs(spec)  # the checkpoint, the window and the split too
     print(f"oscsim sweep: {spec.name}: {spec.n_points} points ({spec.spec_hash}) into {args.out}"
           + (f" on the Dask cluster at {args.scheduler}" if args.scheduler else
              f" on {args.workers} local worker process(es)" if args.workers else " in this process"),
           file=sys.stderr)
     run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler,
-              progress=not args.no_progress, retry_failed=args.retry_failed, spec_text=Path(args.spec).read_text())
+              progress=False if args.no_progress else None, retry_failed=args.retry_failed, spec_text=Path(args.spec).read_text())
     st = sweep_status(args.out)
     print(f"sweep {st['name']}: {st['done']} done, {st['failed']} failed, {st['remaining']} remaining of "
           f"{st['n_points']}; table {Path(args.out) / 'results.parquet'}")
@@ -61,7 +62,8 @@ def register_sweep(subparsers) -> None:
     p.add_argument("--csv", metavar="PATH", nargs="?", const="", default=None,
                    help="also write the table as CSV, to PATH or without one to DIR/results.csv (default: no CSV)")
     p.add_argument("--retry-failed", action="store_true", help="compute again the points recorded as failed")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (default: a bar over the points "
+                                                              "when stderr is a terminal)")
     p.add_argument("--json", action="store_true", help="--status as JSON")
     p.set_defaults(func=_run_sweep)
 
@@ -71,7 +73,8 @@ def _run_plot(args) -> int:
 
     from .plot import parse_where
 
-    files = plot_sweep(args.dir, args.out, metrics=args.metric or None, where=parse_where(args.where))
+    files = plot_sweep(args.dir, args.out, metrics=args.metric or None, where=parse_where(args.where),
+                       progress=None if not args.no_progress else False)
     print(f"wrote {len(files)} files to {files[0].parent if files else args.out}")
     return 0
 
@@ -87,4 +90,6 @@ def register_plot(subparsers) -> None:
                                                      "BPC, mean layer error, chip energy per token)")
     p.add_argument("--where", action="append", metavar="FIELD=VALUE",
                    help="plot only points with this value of a swept field (repeatable), e.g. coupling.spread=0.02")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (default: a bar over the figures "
+                                                              "when stderr is a terminal)")
     p.set_defaults(func=_run_plot)

@@ -166,7 +166,7 @@ def parse_where(items) -> dict:
 
 def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=None, formats=("png", "svg"),
                loss: str = "bpc_difference", cost: str = "energy_chip_j_per_token",
-               where: dict | None = None) -> list[Path]:
+               where: dict | None = None, progress: bool | None = False) -> list[Path]:
     """Draw the plots of a sweep folder.
 
     Parameters
@@ -185,6 +185,8 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
     where : dict, optional
         {swept field: value}: plot only the points with these values (e.g. the other parameters held at
         their preset values, so each curve shows one parameter and the band the seeds alone).
+    progress : bool, optional
+        A tqdm bar over the figures on stderr (None: when stderr is a terminal; default off).
 
     Returns
     -------
@@ -223,6 +225,14 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
     rows = df.to_dict("records")
     nseed = len({tuple(_key(r.get(s)) for s in seeds if s in df.columns) for r in rows})
     written: list[Path] = []
+    heat_metrics = [m for m in (loss, "mean_layer_rel_error") if m in df.columns]
+    n_figures = (len(metrics) * len(params) + len(heat_metrics) * len(params) * (len(params) - 1) // 2
+                 + (loss in df.columns and cost in df.columns))
+    bar = _bar(n_figures, progress)
+
+    def save(fig, path, formats):  # the module's _save, counted on the bar
+        bar.update(1)
+        return _save(fig, path, formats)
 
     # designs: combinations of the swept parameters, with per-seed values
     designs: dict = {}
@@ -279,11 +289,10 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
             if len(groups) > 1:
                 ax.legend(fontsize=7, title=", ".join(q.split(".")[-1] for q in others), title_fontsize=7,
                           loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the axes: no curve hidden
-            written += _save(fig, plot_dir / f"{m}_vs_{p.replace('.', '_')}", formats)
+            written += save(fig, plot_dir / f"{m}_vs_{p.replace('.', '_')}", formats)
             plt.close(fig)
 
     # ---- heatmaps over pairs of parameters (mean over seeds and the remaining parameters)
-    heat_metrics = [m for m in (loss, "mean_layer_rel_error") if m in df.columns]
     for i, p in enumerate(params):
         for q in params[i + 1:]:
             for m in heat_metrics:
@@ -313,7 +322,7 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
                 colorbar(fig, im, ax, zlab)
                 ax.set_title(_title(f"{meta.get('name', '')}{_where_note(where)}: mean over seeds and other "
                                     "parameters"), fontsize=8)
-                written += _save(fig, plot_dir / f"heatmap_{m}_{p.replace('.', '_')}_{q.replace('.', '_')}", formats)
+                written += save(fig, plot_dir / f"heatmap_{m}_{p.replace('.', '_')}_{q.replace('.', '_')}", formats)
                 plt.close(fig)
 
     # ---- Pareto front: BPC loss vs chip energy per token, one dot per design (mean over seeds)
@@ -354,9 +363,21 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
         ax.set_title(_title(f"{meta.get('name', '')}{_where_note(where)}: {len(keys)} designs, mean over {nseed} "
                             "seed(s) (bars: min–max); front: lower energy and lower loss"), fontsize=8)
         fig.legend(handles, labels, loc="outside lower center", ncols=2 if len(labels) > 4 else 1, fontsize=7)
-        written += _save(fig, plot_dir / "pareto_bpc_loss_vs_energy", formats)
+        written += save(fig, plot_dir / "pareto_bpc_loss_vs_energy", formats)
         plt.close(fig)
+    bar.close()
     return written
+
+
+def _bar(total: int, progress: bool | None):
+    import sys
+
+    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    return tqdm(total=total, disable=not progress, desc="plot", unit="figure", leave=False, file=sys.stderr,
+                dynamic_ncols=True)
 
 
 def _sort_key(k: str):

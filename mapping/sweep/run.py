@@ -33,8 +33,8 @@ from pathlib import Path
 
 from .spec import NOISE_SEED, SweepSpec
 
-__all__ = ["compute_point", "run_sweep", "run_tasks", "sweep_status", "load_results", "export_csv", "SweepDirError",
-           "atomic_write_bytes", "write_df", "DASK_WORKER_ENV", "dask_cluster_options"]
+__all__ = ["check_inputs", "compute_point", "run_sweep", "run_tasks", "sweep_status", "load_results", "export_csv",
+           "SweepDirError", "atomic_write_bytes", "write_df", "DASK_WORKER_ENV", "dask_cluster_options"]
 
 RESULTS = "results.parquet"
 META = "sweep.json"
@@ -75,6 +75,25 @@ def _tokens(model, tokens: dict):
                              f"{x.shape[0]} windows of {T}")
         _CACHE[key] = (x, y)
     return _CACHE[key]
+
+
+def check_inputs(spec: SweepSpec) -> None:
+    """Refuse, before any point runs, what would fail every point: a checkpoint that is not there or that a chip
+    cannot run, a token window longer than the model's, more windows than the split holds. Reads only the
+    checkpoint's JSON and the corpus index (:mod:`mapping.preflight`); the messages name the spec's keys."""
+    from ..preflight import max_windows, model_config
+
+    try:
+        seq_len = int(model_config(spec.checkpoint)["seq_len"])
+    except (FileNotFoundError, ValueError) as exc:
+        raise type(exc)(f"checkpoint: {exc}") from None
+    tok = spec.tokens
+    T = tok.seq_len or seq_len
+    if T > seq_len:
+        raise ValueError(f"tokens.seq_len = {T} is longer than the model's seq_len ({seq_len}); at most {seq_len}")
+    cap = max_windows(T, tok.split)
+    if tok.windows > cap:
+        raise ValueError(f"tokens.windows = {tok.windows}: the {tok.split} split holds only {cap} windows of {T}")
 
 
 def _mean(xs):
@@ -487,6 +506,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ValueError(f"workers must be an integer >= 0 (0: in this process), got {workers!r}")
+    check_inputs(spec)
     out = Path(out)
     meta = _prepare(spec, out, spec_text)
     order = {pid: i for i, pid in enumerate(meta["point_ids"])}
