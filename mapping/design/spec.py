@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 
 from ..config import ChipConfig, config_to_dict, read_toml
-from ..sweep.spec import (TokenSpec, base_config, canonical, check_field, checkpoint_path, config_with, is_int,
-                          none_value, normalise_value, token_spec)
+from ..sweep.spec import (TokenSpec, base_config, canonical, check_field, check_spec_table, checkpoint_path,
+                          config_with, is_int, none_value, normalise_value, token_spec)
 
 __all__ = ["Dimension", "Constraint", "DesignSpec", "load_design_spec", "design_spec_from_dict", "METRICS",
            "SAMPLERS", "VERDICT_BPC_LOSS", "config_of", "fmt_value"]
@@ -313,11 +313,7 @@ def _dimension(name: str, d, base_tree: dict) -> Dimension:
 
 def design_spec_from_dict(data: dict, *, root: str | Path = ".") -> DesignSpec:
     """Build a :class:`DesignSpec` from the parsed TOML (``root``: folder relative paths are taken from)."""
-    if not isinstance(data, dict):
-        raise ValueError(f"a design spec must be a table, got {type(data).__name__}")
-    unknown = sorted(set(data) - set(_TOP_KEYS))
-    if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(unknown)} in the design spec; valid: {', '.join(_TOP_KEYS)}")
+    check_spec_table(data, _TOP_KEYS, "design")
     root = Path(root)
     base = base_config(data.get("chip", {}), root)
     tokens = token_spec(data.get("tokens", {}))

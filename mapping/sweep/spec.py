@@ -55,7 +55,7 @@ from ..config import ChipConfig, config_from_dict, config_to_dict, load_config, 
 
 __all__ = ["Axis", "Sample", "TokenSpec", "SweepPoint", "SweepSpec", "load_spec", "spec_from_dict",
            "METRIC_GROUPS", "NOISE_SEED", "base_config", "token_spec", "checkpoint_path", "config_with",
-           "check_field", "normalise_value", "none_value", "is_int", "canonical", "set_field"]
+           "check_field", "normalise_value", "none_value", "is_int", "canonical", "set_field", "check_spec_table"]
 
 #: Column name of the noise seed (an argument of :func:`mapping.run`, not a config field).
 NOISE_SEED = "noise_seed"
@@ -414,6 +414,15 @@ class SweepSpec:
 
 
 # ------------------------------------------------------------------------------------------------ parse
+def check_spec_table(data, valid_keys, what: str) -> None:
+    """Refuse a spec that is not a table or has keys outside ``valid_keys`` (``what``: "sweep", "design")."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a {what} spec must be a table, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(valid_keys))
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(unknown)} in the {what} spec; valid: {', '.join(valid_keys)}")
+
+
 def base_config(chip, root: str | Path = ".") -> ChipConfig:
     """The base chip of a spec (sweeps and design searches): ``chip`` is a TOML path (relative to ``root``) or an
     inline ``[chip]`` table; a refused field names the table."""
@@ -501,11 +510,7 @@ def _ints(what: str, v) -> tuple:
 
 def spec_from_dict(data: dict, *, root: str | Path = ".") -> SweepSpec:
     """Build a :class:`SweepSpec` from the parsed TOML (``root``: folder relative paths are taken from)."""
-    if not isinstance(data, dict):
-        raise ValueError(f"a sweep spec must be a table, got {type(data).__name__}")
-    unknown = sorted(set(data) - set(_TOP_KEYS))
-    if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(unknown)} in the sweep spec; valid: {', '.join(_TOP_KEYS)}")
+    check_spec_table(data, _TOP_KEYS, "sweep")
     root = Path(root)
     base = base_config(data.get("chip", {}), root)
     base_tree = config_to_dict(base)
