@@ -30,7 +30,7 @@ def _sweep_folder(out):
     readout noise over two decades, two noise seeds; energies of a few hundred nJ per token."""
     import pandas as pd
 
-    from mapping.sweep.run import META, PARTS, _write_df
+    from mapping.sweep.run import META, PARTS, write_df
 
     (out / PARTS).mkdir(parents=True)
     rows, ids = [], []
@@ -46,7 +46,7 @@ def _sweep_folder(out):
                              "bpc_difference": loss, "bpc_chip": 2.95 + loss, "mean_layer_rel_error": 0.1 + loss,
                              "energy_chip_j_per_token": 4.19e-7 + 1.3e-9 * bits})
     for r in rows:
-        _write_df(pd.DataFrame([r]), out / PARTS / f"{r['point_id']}.parquet")
+        write_df(pd.DataFrame([r]), out / PARTS / f"{r['point_id']}.parquet")
     (out / META).write_text(json.dumps({"name": "sweep-small", "spec_hash": "0" * 16, "n_points": len(ids),
                                         "point_ids": ids, "swept_fields": ["readout.noise_rad", "coupling.bits"],
                                         "seed_columns": ["noise_seed"]}))
