@@ -32,7 +32,7 @@ def _commands():
         for ln in lines:
             cmd = re.search(r"(?:\.venv/bin/)?\boscsim (.*)", ln).group(1)
             cmd = re.sub(r"\[[^\]]*\]", " ", cmd)  # optional parts written [--run], [CKPT|chip.json]
-            cmd = re.split(r"\s#\s|\s+#|\||&&|;", cmd)[0]
+            cmd = re.split(r"\s#\s|\s+#|\||&&|;|\s&\s*$|\s\d?>", cmd)[0]  # comments, pipes, lists, &, redirects
             out.append((page.name, cmd.strip()))
     return out
 
