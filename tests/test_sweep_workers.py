@@ -19,9 +19,9 @@ def test_dask_cluster_options_one_process_per_core_one_thread_pinned():
 
 def test_points_on_dask_run_the_engine_on_one_thread(monkeypatch):
     seen = []
-    monkeypatch.setattr(run_mod, "compute_point", lambda task: seen.append(numba.get_num_threads()) or {"ok": 1})
     before = numba.get_num_threads()
-    assert run_mod._compute_point_pinned({}) == {"ok": 1}
+    assert run_mod._compute_point_pinned({}, compute=lambda task: seen.append(numba.get_num_threads())
+                                         or {"ok": 1}) == {"ok": 1}
     assert seen == [1] and numba.get_num_threads() == before
 
 
@@ -59,4 +59,7 @@ def test_run_dask_submits_the_pinned_point(monkeypatch):
     monkeypatch.setattr(distributed, "as_completed", lambda futs: iter(futs))
     rows = []
     run_mod._run_dask([{"point_id": "a", "spec_hash": "h"}], "tcp://nowhere:1", rows.append)
-    assert submitted == [run_mod._compute_point_pinned] and rows == [{"point_id": "a"}]
+    # the pinned wrapper around the sweep's (or a design search's) compute function
+    (fn,) = submitted
+    assert fn.func is run_mod._compute_point_pinned and fn.keywords == {"compute": run_mod.compute_point}
+    assert rows == [{"point_id": "a"}]
