@@ -15,6 +15,7 @@ from mapping.backends.phase import PhaseSettings
 from mapping.backends.phase_memory import HeldMemory, Reinjection
 from mapping.config import EnergyConfig, HeldKeys, MultiplexedArray, SpatialArray
 from mapping.seeds import LayerSeeds
+from test_mapping_kuramoto import _layer as _kuramoto_layer
 
 ANALOG = Quantiser(bits=None, range=1e6)
 ANALOG_S = Quantiser(bits=None, range=1e6, signed=True)
@@ -61,14 +62,9 @@ def test_receiver_integrator_matches_the_reference_network():
 
 
 def _layer(B=2, T=16, k=8, h=2, seed=0):
-    rng = np.random.default_rng(seed)
-    th = rng.uniform(-np.pi, np.pi, (B, T, k))
-    s = 2.0 * rng.standard_normal((B, h, T, T))
-    s = np.where(np.tril(np.ones((T, T))) > 0, s, -np.inf)
-    A = np.exp(s - s.max(-1, keepdims=True))
-    A /= A.sum(-1, keepdims=True)
-    v = rng.standard_normal((B, T, k))
-    return th, A, v
+    """Phases, causal softmax weights and values of a random layer (the Kuramoto tests' layer, without its
+    closed-form increment)."""
+    return _kuramoto_layer(B=B, T=T, k=k, h=h, seed=seed)[:3]
 
 
 def _settings(kt, keys=None, **kw):

@@ -102,7 +102,7 @@ if triton is not None:
             valid = valid & (cols[None, :] <= rows[:, None])
         t = q_i[:, None] - q_j[None, :] + mu * (rows[:, None] - cols[None, :]).to(q_i.dtype)
         D = t * t
-        gp = D  # placeholder when there is no p (SSA-1D); unused then
+        gp = D  # Triton needs gp bound on both branches; read only when HAS_P (SSA-1D has no p)
         if HAS_P:
             dot = tl.dot(om_i, tl.trans(om_j), input_precision="ieee")
             gp = n_i[:, None] + n_j[None, :] - 2.0 * dot
