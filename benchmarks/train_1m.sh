@@ -2,13 +2,15 @@
 # One resumable training run of a 1M-parameter bundle (issue 21 item 4), in the background-friendly form this
 # project's shared CPU needs: niced, 2 torch threads with passive OpenMP workers, one line per interval in
 # train-runs/NAME.log, and the in-progress checkpoint (weights, optimizer state, JSON) committed to git at every
-# quarter of the run, so that a lost session loses at most a quarter. Rerunning the same command resumes the
+# quarter of the run, so that a lost session loses at most a quarter. COMMIT=none turns the automatic commits
+# off: a checkpoint is 12 MB and every commit of it counts about twice that against a session's submission
+# limit (256 MiB of diffs), so a session running several models commits them by hand, once or twice. Rerunning the same command resumes the
 # run bit-identically from its last checkpoint (every EVAL steps).
 # Usage: bash benchmarks/train_1m.sh NAME MODEL LR [extra `oscsim train` arguments, e.g. --init CKPT --chip TOML]
 #   STEPS (2500) x BATCH (32) x 256 tokens = 20,480,000 tokens by default; EVAL (125) steps between checkpoints.
 set -u
 NAME=${1:?usage: train_1m.sh NAME MODEL LR [args]}; MODEL=${2:?model}; LR=${3:?lr}; shift 3
-STEPS=${STEPS:-2500}; BATCH=${BATCH:-32}; EVAL=${EVAL:-125}; THREADS=${THREADS:-2}; SEED=${SEED:-0}
+STEPS=${STEPS:-2500}; COMMIT=${COMMIT:-quarters}; BATCH=${BATCH:-32}; EVAL=${EVAL:-125}; THREADS=${THREADS:-2}; SEED=${SEED:-0}
 OSCSIM=${OSCSIM:-.venv/bin/oscsim}
 OUT=train-runs/$NAME
 mkdir -p train-runs
@@ -30,12 +32,12 @@ done_q=$(( $(step) * 4 / STEPS ))
 while kill -0 "$pid" 2>/dev/null; do
   sleep 60
   q=$(( $(step) * 4 / STEPS ))
-  if [ "$q" -gt "$done_q" ] && [ "$q" -lt 4 ]; then
+  if [ "$COMMIT" != none ] && [ "$q" -gt "$done_q" ] && [ "$q" -lt 4 ]; then
     commit "train-runs/$NAME: in-progress checkpoint at step $(step) of $STEPS ($MODEL 1m, lr $LR; resume: bash benchmarks/train_1m.sh $NAME $MODEL $LR $*)"
     done_q=$q
   fi
 done
 wait "$pid"; rc=$?
 echo "# $(date -u +%FT%TZ) exit $rc load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT.log"
-[ "$rc" -eq 0 ] && commit "train-runs/$NAME: finished run ($STEPS steps, $MODEL 1m, lr $LR)"
+[ "$rc" -eq 0 ] && [ "$COMMIT" != none ] && commit "train-runs/$NAME: finished run ($STEPS steps, $MODEL 1m, lr $LR)"
 exit "$rc"
