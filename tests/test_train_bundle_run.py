@@ -52,6 +52,7 @@ def test_bundles_a_finished_run(run, tmp_path, capsys):
     # one line per split, so a minutes-long evaluation shows where it is
     lines = [ln for ln in cap.err.splitlines() if ln.startswith("toy-run: ")]
     assert [ln.split()[1] for ln in lines] == ["validation", "test"] and all("23 windows of 128" in ln for ln in lines)
+    assert "the run recorded" in lines[0]
 
     meta = json.loads((dst / "config.json").read_text())
     src = json.loads((run / "config.json").read_text())

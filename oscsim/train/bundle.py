@@ -127,12 +127,14 @@ def bundle(run_dir: str | Path, name: str, *, root: str | Path | None = None, ch
     corp = load_corpus(meta.get("corpus", "shakespeare"), meta.get("data"))
     seq_len = model.config.seq_len
     metrics = dict(meta.get("metrics") or {})
+    recorded = metrics.get("val_bpc") if meta["train"].get("final_eval_windows") is None else None
     for key, label, split in (("val_bpc", "validation", corp.valid), ("test_bpc", "test", corp.test)):
         t0 = time.perf_counter()
         metrics[key] = evaluate_bpc(model, split, seq_len, progress=progress and f"{name} {label}")
         n = len(eval_windows(split, seq_len)[0])
+        same = f"; the run recorded {recorded:.4f}" if key == "val_bpc" and recorded is not None else ""
         log(f"{name}: {label} BPC {metrics[key]:.4f} over the whole split ({n} windows of {seq_len}, "
-            f"{time.perf_counter() - t0:.0f} s)")
+            f"{time.perf_counter() - t0:.0f} s{same})")
     meta["metrics"] = metrics
     if dst.exists():
         shutil.rmtree(dst)
