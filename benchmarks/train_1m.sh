@@ -8,6 +8,21 @@
 # run bit-identically from its last checkpoint (every EVAL steps).
 # Usage: bash benchmarks/train_1m.sh NAME MODEL LR [extra `oscsim train` arguments, e.g. --init CKPT --chip TOML]
 #   STEPS (2500) x BATCH (32) x 256 tokens = 20,480,000 tokens by default; EVAL (125) steps between checkpoints.
+# The issue-21 bundles (docs/models.md, "Bundled checkpoints"). The three runs were launched with THREADS=1:
+# resume them with the same count, so that the finished run is the one an uninterrupted run would have given.
+#   THREADS=1 bash benchmarks/train_1m.sh kuramoto-1m kuramoto 3e-3
+#   THREADS=1 bash benchmarks/train_1m.sh transformer-1m transformer 3e-3
+#   THREADS=1 bash benchmarks/train_1m.sh ssa-1m ssa 3e-3
+# then, once a run's log ends with "exit 0", bundle it (refused before: the run must be finished), e.g.
+#   .venv/bin/python benchmarks/bundle_run.py train-runs/kuramoto-1m kuramoto-1m \
+#       --recipe "THREADS=1 bash benchmarks/train_1m.sh kuramoto-1m kuramoto 3e-3"
+# and, after kuramoto-1m is bundled, its hardware-aware fine-tune: the recipe of the bundled kuramoto-tiny-hwa
+# (150 steps x 16 windows, lr 3e-4, examples/chip.toml, eval every 50) from the *bundled* kuramoto-1m, whose
+# SHA-256 the run records as init_sha256 (tests/test_train_bundled_1m.py checks it against the bundle):
+#   STEPS=150 BATCH=16 EVAL=50 THREADS=1 bash benchmarks/train_1m.sh kuramoto-1m-hwa kuramoto 3e-4 \
+#       --init kuramoto-1m --chip examples/chip.toml
+#   .venv/bin/python benchmarks/bundle_run.py train-runs/kuramoto-1m-hwa kuramoto-1m-hwa --chip examples/chip.toml \
+#       --recipe "STEPS=150 BATCH=16 EVAL=50 THREADS=1 bash benchmarks/train_1m.sh kuramoto-1m-hwa kuramoto 3e-4 --init kuramoto-1m --chip examples/chip.toml"
 set -u
 NAME=${1:?usage: train_1m.sh NAME MODEL LR [args]}; MODEL=${2:?model}; LR=${3:?lr}; shift 3
 STEPS=${STEPS:-2500}; COMMIT=${COMMIT:-quarters}; BATCH=${BATCH:-32}; EVAL=${EVAL:-125}; THREADS=${THREADS:-2}; SEED=${SEED:-0}

@@ -20,10 +20,46 @@ import re
 import sys
 from importlib.metadata import entry_points
 
-__all__ = ["build_parser", "main", "int_range", "float_range", "set_threads"]
+__all__ = ["build_parser", "main", "int_range", "float_range", "set_threads", "CommandParser", "whole_words"]
 
 COMMANDS_GROUP = "oscsim.commands"
 BENCHMARKS_GROUP = "oscsim.benchmarks"
+
+
+class _WholeWords:
+    """Wrap help text only at white space: textwrap's default also breaks after a hyphen, which cuts a bundle
+    name such as ``kuramoto-tiny-hwa-x10`` into ``kuramoto-tiny-`` / ``hwa-x10`` (and a test, a reader or a
+    ``grep`` of ``--help`` then misses it). A raw formatter keeps its raw parts raw."""
+
+    def _split_lines(self, text, width):
+        if isinstance(self, argparse.RawTextHelpFormatter):
+            return super()._split_lines(text, width)
+        import textwrap
+
+        return textwrap.wrap(self._whitespace_matcher.sub(" ", text).strip(), width, break_on_hyphens=False)
+
+    def _fill_text(self, text, width, indent):
+        if isinstance(self, argparse.RawDescriptionHelpFormatter):
+            return super()._fill_text(text, width, indent)
+        import textwrap
+
+        return textwrap.fill(self._whitespace_matcher.sub(" ", text).strip(), width, initial_indent=indent,
+                             subsequent_indent=indent, break_on_hyphens=False)
+
+
+def whole_words(formatter_class: type = argparse.HelpFormatter) -> type:
+    """``formatter_class`` made to wrap help only at white space, never at a hyphen inside a word."""
+    if issubclass(formatter_class, _WholeWords):
+        return formatter_class
+    return type(f"WholeWords{formatter_class.__name__}", (_WholeWords, formatter_class), {})
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of ``oscsim`` and, through ``add_subparsers`` (whose parsers are of the parent's class), of
+    every subcommand: its help formatter, the given one or argparse's default, never breaks a word at a hyphen."""
+
+    def __init__(self, *args, formatter_class: type = argparse.HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=whole_words(formatter_class), **kwargs)
 
 
 class CommandError(Exception):
@@ -190,7 +226,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     without, every subcommand is (for tests and documentation tools)."""
     from oscsim import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="oscsim",
         description="Simulate oscillator-based attention (Kuramoto attention, SSA) on oscillator hardware.",
     )
