@@ -4,8 +4,8 @@
 # train-runs/NAME.log, and the in-progress checkpoint (weights, optimizer state, JSON) committed to git at every
 # quarter of the run, so that a lost session loses at most a quarter. COMMIT=none turns the automatic commits
 # off: a checkpoint is 12 MB and every commit of it counts about twice that against a session's submission
-# limit (256 MiB of diffs), so a session running several models commits them by hand, once or twice. Rerunning the same command resumes the
-# run bit-identically from its last checkpoint (every EVAL steps).
+# limit (256 MiB of diffs), so a session running several models commits them by hand, once or twice.
+# Rerunning the same command resumes the run bit-identically from its last checkpoint (every EVAL steps).
 # Usage: bash benchmarks/train_1m.sh NAME MODEL LR [extra `oscsim train` arguments, e.g. --init CKPT --chip TOML]
 #   STEPS (2500) x BATCH (32) x 256 tokens = 20,480,000 tokens by default; EVAL (125) steps between checkpoints.
 # The issue-21 bundles (docs/models.md, "Bundled checkpoints"). The three runs were launched with THREADS=1:
