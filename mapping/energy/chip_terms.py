@@ -32,8 +32,8 @@ Terms (:data:`TERMS`, in this order; per layer and summed over layers unless sai
 - with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``
   (registered by :mod:`mapping.energy.analog_scores`); decode with held keys: ``held_keys_j`` (registered by
   :mod:`mapping.energy.phase_memory`, which also changes the decode pass's events);
-- ``leakage_j`` (whole chip, not per layer): die area × leakage density at the node × latency per token
-  (:mod:`mapping.energy.latency`).
+- ``leakage_j`` (whole chip, not per layer): die area (with analog scores, the score array's included) × leakage
+  density at the node × latency per token (:mod:`mapping.energy.latency`, the score rounds included).
 
 A term is a :class:`~mapping.energy.terms.ChipTerm` in the one registry :data:`~mapping.energy.terms.TERMS`;
 another module adds one with :func:`~mapping.energy.terms.register_term` (its energy and its source as functions
@@ -79,6 +79,7 @@ def _node_figures(s: ChipEnergySpec, c: dict) -> None:
     V = c["V"] = tn.vdd
     c["c_unit"] = ec.at_node(ec.C_UNIT_SWITCH_F.value, tn, "capacitance")
     c["t_dac"] = ec.at_node(max(_dac_settle_s(s.coupler_bits), _dac_settle_s(s.gain_bits)), tn, "delay")
+    c["t_dac_score"] = ec.at_node(_dac_settle_s(s.score_gate_bits), tn, "delay")  # the gate DACs
     c["e_dac_c"] = dac_conversion_j(s.coupler_bits, c["c_unit"], V)
     c["e_dac_g"] = dac_conversion_j(s.gain_bits, c["c_unit"], V)
     c["fom"] = tn.adc_fom()
@@ -163,7 +164,8 @@ def pass_context(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     _sram_figures(s, c, phase)
     c["timeline"] = pass_timeline(s, c)
     c["latency_per_token_s"] = c["timeline"]["latency_per_token_s"]
-    c["die_area_mm2"] = s.die_area_mm2 if s.die_area_mm2 is not None else s.array_area_mm2 * s.n_layers
+    c["die_area_mm2"] = ((s.die_area_mm2 if s.die_area_mm2 is not None else s.array_area_mm2 * s.n_layers)
+                         + (s.score_array_mm2 if analog else 0.0))  # the score array's silicon leaks too
     return c
 
 

@@ -168,6 +168,10 @@ AREA = {
     "wiring_overhead": Figure(1.5, "1", "assumed: routing overhead on the cell sum of the coupler array"),
     "detector_um2": Figure(15.0, "um^2", "assumed: XOR/mixer, 100 fF hold/low-pass capacitor and its switch"),
     "adc_um2": Figure(3000.0, "um^2", "assumed: 10-bit SAR ADC at 65 nm, about 0.003 mm^2 [Mur, order]"),
+    "mixer_um2": Figure(4.0, "um^2", "assumed: one score mixer at 65 nm, a Gilbert-type cell of four minimum "
+                        "switching transistors over a tail transistor with its wiring (about three inverters' "
+                        "area); its output shares the score channel's summing node, filter and hold capacitor, "
+                        "which are charged once per channel as one detector cell"),
     "stno_pillar_um2": Figure(0.11, "um^2", "assumed: 375 nm diameter vortex MTJ pillar (order of [Tor17])"),
     "stno_bias_um2": Figure(20.0, "um^2", "assumed: current source for the mA bias of one STNO (W ~ 12 um at "
                             "65 nm) with its interconnect"),
