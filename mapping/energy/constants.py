@@ -218,14 +218,12 @@ class GPUSpec:
         """(J/bit, how) of the GPU's on-chip SRAM for a working set of ``size_bytes``: the technology model at
         the GPU's node and core supply (HP). Below the 7 nm of the Stillmaker-Baas fits (4 nm) the figure is the
         fits' log-log extrapolation, stated in ``how`` here rather than warned on every report."""
-        import warnings
+        from hw_models.technology import stated_extrapolation
 
-        from hw_models.technology import TechnologyExtrapolationWarning
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", TechnologyExtrapolationWarning)
+        # stated, not warned: catch_warnings would reset the once-per-location registry, so every report would
+        # re-issue the chip's own extrapolation warnings
+        with stated_extrapolation() as extra:
             e = TechnologyNode(node_nm=self.node_nm, flavor="HP", vdd_v=self.core_vdd_v).sram_j_per_bit(size_bytes)
-        extra = [w for w in caught if issubclass(w.category, TechnologyExtrapolationWarning)]
         how = (f"at {self.node_nm:g} nm HP, {self.core_vdd_v:g} V"
                + (": extrapolated below the fits' 7 nm (log-log), optimistic, so the bound stays low" if extra else ""))
         return e.value, how
