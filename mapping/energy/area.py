@@ -37,7 +37,7 @@ from . import constants as ec
 from .constants import AREA
 
 __all__ = ["AreaModel", "ring_area_um2", "coupler_area_um2", "readout_channel_area_um2", "chip_area",
-           "area_model", "score_array_area", "ANALOG_BITS"]
+           "area_model", "score_array_area", "sram_area_mm2", "periphery_area_mm2", "ANALOG_BITS"]
 
 ANALOG_BITS = 8  # an unquantised coupler / readout is charged as 8 bits (assumed)
 
@@ -185,6 +185,16 @@ def _sram(chip) -> dict:
                         precision=cfg.energy.digital_precision)
 
 
+def sram_area_mm2(sram_bytes: float, node) -> float:
+    """SRAM macros holding ``sram_bytes`` [mm²]: 8 bitcells per byte over the macro efficiency."""
+    return sram_bytes * 8 * node.sram_cell_area().value / ec.SRAM_ARRAY_EFFICIENCY.value * 1e-6
+
+
+def periphery_area_mm2(macs: int, precision: str, node) -> float:
+    """The digital periphery [mm²]: ``macs`` MAC units at ``precision`` × the periphery overhead."""
+    return macs * ec.mac_area_um2(precision, node) * ec.PERIPHERY_OVERHEAD.value * 1e-6
+
+
 def chip_area(chip) -> dict:
     """Die area [mm²]: the oscillator array, the analog-score array (analog-score mode), the SRAM and the digital
     periphery, with the per-cell figures and their sources.
@@ -205,10 +215,10 @@ def chip_area(chip) -> dict:
            + r["readout_channels"] * am.detector_um2 + n_adc * am.adc_um2 + r["gain_dacs"] * am.gain_dac_um2)
     array = um2 * 1e-6
     sram = _sram(chip)
-    sram_mm2 = sram["total"] * 8 * node.sram_cell_area().value / ec.SRAM_ARRAY_EFFICIENCY.value * 1e-6
+    sram_mm2 = sram_area_mm2(sram["total"], node)
     prec = cfg.energy.digital_precision
     mac = ec.mac_area_um2(prec, node)
-    periphery = cfg.array.macs * mac * ec.PERIPHERY_OVERHEAD.value * 1e-6
+    periphery = periphery_area_mm2(cfg.array.macs, prec, node)
     sc = chip.schedule
     share = (sc.n_layers if sc is not None and sc.kind == "spatial" else 1)  # the array one layer runs on
     from ..compiler.score_array import chip_score_array

@@ -75,7 +75,8 @@ class ChipEnergySpec:
         Oscillators of that array (None: the layer's own, its prefill count).
     die_area_mm2 : float or None
         The die without the analog-score array [mm²], whose leakage is charged over the latency (None: the
-        layers' arrays only); with analog scores the score array (``score_array_mm2``) joins it.
+        layers' arrays plus the SRAM and periphery of the spec, :mod:`mapping.energy.area`); with analog scores
+        the score array (``score_array_mm2``) joins it.
     score_array_mm2 : float
         Area of the analog-score array [mm²] (:func:`mapping.energy.area.score_array_area`): the chip's own when
         its scores are analog, the default score units' for a digital chip's analog what-if; 0 for a spec
