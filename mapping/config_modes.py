@@ -51,8 +51,9 @@ class AnalogScores:
     units : int or None
         Physical *score units* (one head's rotated oscillators, mixers, score channels and gate DACs,
         :mod:`mapping.compiler.score_array`), in [1, 2^20]; the heads of a layer take ⌈heads / units⌉ score rounds,
-        and heads sharing a unit share its oscillators' mismatch. None/'none' (the default): every head of every
-        layer its own unit on a spatial ``[array]``, the heads of one layer on a multiplexed one.
+        and heads sharing a unit share its oscillators' mismatch. More units than the model's heads leave units
+        idle (their area is charged). None/'none' (the default): every head of every layer its own unit on a
+        spatial ``[array]``, the heads of one layer on a multiplexed one.
     """
 
     mode: str = "analog"
