@@ -50,6 +50,8 @@ References
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import json
 import math
@@ -57,7 +59,7 @@ import warnings
 from dataclasses import dataclass, field
 from importlib import resources
 
-__all__ = ["Figure", "TechnologyNode", "TechnologyExtrapolationWarning", "FLAVORS", "TABULATED_NODES_NM",
+__all__ = ["Figure", "TechnologyNode", "TechnologyExtrapolationWarning", "stated_extrapolation", "FLAVORS", "TABULATED_NODES_NM",
            "SUPPORTED_NODES_NM", "HOROWITZ_REFERENCE", "REFERENCE_NODE", "chip_node", "figures_to_check"]
 
 FLAVORS = ("HP", "LP")
@@ -99,8 +101,44 @@ def figures_to_check() -> dict:
     return out
 
 
+_STATED: contextvars.ContextVar = contextvars.ContextVar("stated_extrapolation", default=None)
+
+
 def _warn(msg: str) -> None:
+    sink = _STATED.get()
+    if sink is not None:  # inside stated_extrapolation(): the caller states it, nothing is warned
+        sink.append(msg)
+        return
     warnings.warn(msg, TechnologyExtrapolationWarning, stacklevel=3)
+
+
+@contextlib.contextmanager
+def stated_extrapolation():
+    """Collect the extrapolation statements of the figures computed inside, instead of warning them.
+
+    For a caller that states the extrapolation in its own result (e.g. the GPU's SRAM figure at 4 nm, below the
+    fits). Unlike ``warnings.catch_warnings`` it leaves the warning filters and the once-per-location registry
+    alone, so a warning the chip issued once is not issued again on every report. Per thread and task
+    (a context variable).
+
+    Yields
+    ------
+    list of str
+        The messages that would have been warned (:class:`TechnologyExtrapolationWarning`), in order.
+
+    Examples
+    --------
+    >>> with stated_extrapolation() as stated:
+    ...     e = TechnologyNode(node_nm=4, flavor="HP").sram_j_per_bit(1e6)
+    >>> bool(stated)
+    True
+    """
+    sink: list = []
+    token = _STATED.set(sink)
+    try:
+        yield sink
+    finally:
+        _STATED.reset(token)
 
 
 def _loglog(x: float, xs: list, ys: list, what: str) -> float:

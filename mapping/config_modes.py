@@ -48,6 +48,12 @@ class AnalogScores:
     full_scale : float
         ADC full scale in units of the per-coordinate score (1/k_h) Σ_j g^q g^k cos(·); larger scores clip
         (kuramoto-tiny's reach 4.3, 99.9 % below 3.4, measured). (0, 1e6].
+    units : int or None
+        Physical *score units* (one head's rotated oscillators, mixers, score channels and gate DACs,
+        :mod:`mapping.compiler.score_array`), in [1, 2^20]; the heads of a layer take ⌈heads / units⌉ score rounds,
+        and heads sharing a unit share its oscillators' mismatch. More units than the model's heads leave units
+        idle (their area is charged). None/'none' (the default): every head of every layer its own unit on a
+        spatial ``[array]``, the heads of one layer on a multiplexed one.
     """
 
     mode: str = "analog"
@@ -55,10 +61,15 @@ class AnalogScores:
     gate_range: float = 16.0
     bits: int | None = 10
     full_scale: float = 4.0
+    units: int | None = None
     analog: ClassVar[bool] = True
 
     def __post_init__(self):
         _check_choice("scores.mode", self.mode, ("analog",))
+        if isinstance(self.units, str) and self.units.lower() == "none":
+            object.__setattr__(self, "units", None)
+        if self.units is not None:
+            _check_int("scores.units", self.units, 1, 2**20)
         object.__setattr__(self, "gate_bits", _check_bits("scores.gate_bits", self.gate_bits))
         object.__setattr__(self, "bits", _check_bits("scores.bits", self.bits))
         for name in ("gate_range", "full_scale"):

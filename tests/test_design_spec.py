@@ -185,3 +185,24 @@ def test_one_driver_per_study():
         _acquire(study)
     study.set_user_attr("driver", {"host": "elsewhere", "pid": 1, "heartbeat": time.time() - 1e4})
     _acquire(study)
+
+
+def test_the_analog_design_example_searches_the_score_mode_with_its_costs():
+    """examples/design-analog.toml searches [scores] mode; an analog trial is charged its score array's area (and its
+    leakage) and its score rounds' latency, so the search does not get them free."""
+    from pathlib import Path
+
+    from mapping.config import AnalogScores, DigitalScores
+    from mapping.design.spec import load_design_spec
+    from mapping.model_io import load_model
+
+    spec = load_design_spec(Path(__file__).parents[1] / "examples" / "design-analog.toml")
+    dim = next(d for d in spec.space if d.field == "scores.mode")
+    assert set(dim.values) == {"digital", "analog"}
+    model, _ = load_model(spec.checkpoint)
+    cfg = {m: config_of(spec.base, {"scores.mode": m, "array.tiles": 8}) for m in dim.values}
+    assert isinstance(cfg["analog"].scores, AnalogScores) and isinstance(cfg["digital"].scores, DigitalScores)
+    st = {m: static_metrics(c, model, 16) for m, c in cfg.items()}
+    assert st["analog"]["area_mm2"] > st["digital"]["area_mm2"]
+    assert st["analog"]["leakage_j"] / st["analog"]["latency_per_token_s"] > \
+        st["digital"]["leakage_j"] / st["digital"]["latency_per_token_s"]  # leakage power follows the larger die

@@ -126,3 +126,25 @@ def test_gpu_sram_at_four_nanometres_is_stated_not_warned():
         warnings.simplefilter("error", TechnologyExtrapolationWarning)
         e, how = ec.GPUS["H100-SXM"].sram_j_per_bit(1e6)
     assert "extrapolated below the fits' 7 nm" in how and math.isfinite(e) and e > 0
+
+
+def _chip_statement():
+    warnings.warn("the chip's own extrapolation statement", UserWarning)  # one location: issued once by default
+
+
+def test_gpu_sram_figure_leaves_the_once_per_location_registry_alone():
+    """Stating the GPU's extrapolation must not reset the warning registry (warnings.catch_warnings does), or every
+    energy report re-issues the chip's own warnings (a design log repeated them 135 times)."""
+    from hw_models.technology import stated_extrapolation
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            _chip_statement()
+            ec.GPUS["H100-SXM"].sram_j_per_bit(1e6)
+    assert sum("the chip's own" in str(w.message) for w in seen) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TechnologyExtrapolationWarning)
+        with stated_extrapolation() as stated:  # the statements are collected, not warned
+            TechnologyNode(node_nm=4, flavor="HP").sram_j_per_bit(1e6)
+    assert any("node_nm = 4 is outside the 7-180 nm" in m for m in stated)

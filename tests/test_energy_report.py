@@ -227,3 +227,31 @@ def test_injection_is_charged_from_the_periphery_model(monkeypatch):
                                                                         cycles=40.0)), device=NS(f0_hz=2e9))
     t, drv, src = _injection(chip)
     assert t == pytest.approx(40 / 2e9) and "configured t_inj = 40 cycles" in src
+
+@pytest.mark.parametrize("node,flavor,analog", [(65, "LP", False), (65, "LP", True), (45, "HP", False)])
+def test_digital_only_chip_leaks_over_its_own_time(chip, node, flavor, analog):
+    """The array gain's comparison chip leaks too: its own die (SRAM + periphery) × leakage density × its own
+    latency (the periphery doing all the work); the Amdahl bound still bounds the gain."""
+    from hw_models.technology import chip_node
+    from mapping.config import AnalogScores
+    from mapping.energy import chip_area
+    from mapping.energy import constants as ec
+
+    cfg = chip.config.replace(node_nm=node, node_flavor=flavor, scores=AnalogScores() if analog else chip.config.scores)
+    c = chip.__class__(**{**chip.__dict__, "config": cfg})
+    r = energy_report(c)
+    tn = chip_node(node, flavor)
+    area = chip_area(c)
+    macs = cfg.array.macs
+    ops = r["ops"]["chip_digital"] + r["ops"]["offloaded"]  # summed over layers
+    latency = ops / (2 * macs * ec.at_node(ec.PERIPHERY_CLOCK_HZ.value, tn, "rate"))
+    leak = (area["sram_mm2"] + area["periphery_mm2"]) * tn.leakage_density().value * latency
+    d = r["digital_only"]
+    assert d["area_mm2"] == pytest.approx(area["sram_mm2"] + area["periphery_mm2"], rel=1e-12)
+    assert d["latency_per_token_s"] == pytest.approx(latency, rel=1e-12)
+    assert d["leakage_j"] == pytest.approx(leak, rel=1e-12) and leak > 0
+    dyn = ops * ec.op_energy_j(cfg.energy.digital_precision, tn)
+    sram_common = r["breakdown"]["sram_j"] - r["sram_breakdown_j"]["array_bus_j"]
+    assert r["digital_only_chip_j"] == pytest.approx(dyn + sram_common + leak, rel=1e-9)
+    assert r["array_gain"] == pytest.approx(r["digital_only_chip_j"] / r["energy_per_token_chip_j"])
+    assert r["array_gain"] <= r["amdahl_max_gain"] * (1 + 1e-12)

@@ -12,7 +12,9 @@ The score of Kuramoto attention (DESIGN §3.1) is a gated phase coherence,
   and as the query of its own token. During the window it free-runs in the reference frame,
   Φ_{u,j}(τ) = ρ_{u,j} + w_{u,j} + ε_{u,j} τ + σ_{u,j} W(τ) (w the write error, ε the trim residual, σ² = D/f₀;
   :func:`mapping.periphery.readout.free_running_samples`). Its mismatch is drawn once per chip from stream
-  [mismatch_seed, layer, 3] and trimmed like the value banks' (:mod:`mapping.compiler.mismatch`).
+  [mismatch_seed, layer, 3] (or, where ``[scores] units`` makes heads share a score unit, once per unit from
+  [mismatch_seed, PHYSICAL_STREAM, 3], :mod:`mapping.compiler.score_array`) and trimmed like the value banks'
+  (:mod:`mapping.compiler.mismatch`).
 - **What the mixer outputs.** A mixer per (query t, key u ≤ t, coordinate j) multiplies the two oscillators'
   outputs; with a small key amplitude on its linear port and the query on its switching port, its output current
   is ∝ (key amplitude) × (tail current) × c(Φ_t − Φ_u) plus a 2f₀ product the low-pass removes (f_bw ≪ 2 f₀),
@@ -96,14 +98,25 @@ class ScoreSettings:
 
 
 def _rotated_oscillators(chip, layer: int):
-    """(ε [rad/cycle], D/D₀) of the rotated oscillators (h, k_h, T) of ``layer``: the device's instance draw from
-    stream [mismatch_seed, layer, 3], trimmed as the banks, plus the chip's temperature drift."""
+    """(ε [rad/cycle], D/D₀) of the rotated oscillators (h, k_h, T) of ``layer``: the device's instance draw,
+    trimmed as the banks, plus the chip's temperature drift. The draw follows the score array
+    (:mod:`mapping.compiler.score_array`): every head its own unit, the layer's own draw from stream
+    [mismatch_seed, layer, 3]; units shared by several heads, the units drawn once from
+    [mismatch_seed, PHYSICAL_STREAM, 3] and each head carrying its unit's draw."""
+    from ..chip import PHYSICAL_STREAM
     from ..compiler.mismatch import draw_oscillators, trim
+    from ..compiler.score_array import chip_score_array
 
     cfg, lm = chip.config, chip.layers[layer]
     shape = (lm.n_heads, lm.head_dim, lm.max_tokens)
-    rng = np.random.default_rng([cfg.mismatch_seed, layer, ROTATED_STREAM])
-    eps, drel, _ = draw_oscillators(chip.device, shape, rng, cfg.mismatch)
+    sa = chip_score_array(chip)
+    if sa is not None and sa.shared:
+        rng = np.random.default_rng([cfg.mismatch_seed, PHYSICAL_STREAM, ROTATED_STREAM])
+        eps, drel, _ = draw_oscillators(chip.device, (sa.units,) + shape[1:], rng, cfg.mismatch)
+        eps, drel = eps[sa.unit_of[layer]], drel[sa.unit_of[layer]]
+    else:
+        rng = np.random.default_rng([cfg.mismatch_seed, layer, ROTATED_STREAM])
+        eps, drel, _ = draw_oscillators(chip.device, shape, rng, cfg.mismatch)
     _, resid = trim(eps, chip.timebase["freq_spread_rel"], cfg.trim_bits)
     resid = resid + chip.timebase.get("pvt", {}).get("drift_rel", 0.0)
     return units.relative_frequency_to_rad_per_cycle(resid), drel

@@ -21,6 +21,7 @@ from .inert import check_fields_act
 from .layers import TileDraw, model_kind_spec
 from .resources import total_resources
 from .schedule import tile_resources
+from .score_array import build_score_array
 
 __all__ = ["compile"]
 
@@ -110,6 +111,15 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
                          f"{draw.schedule.kind} array runs up to {draw.schedule.uses_per_tile} units on one tile in "
                          f"turn (their phases would be overwritten); use [array] schedule = 'spatial' or as many "
                          f"tiles as units ({draw.schedule.n_layers * draw.schedule.units_per_layer})")
+    if config.decode.held and kind == "kuramoto" and config.scores.analog:
+        lm = layers[0]
+        sa = build_score_array(config, n_layers=len(layers), n_heads=lm.n_heads, head_dim=lm.head_dim,
+                               T=lm.max_tokens)
+        if sa.shared:  # the held keys' rotated oscillators would be re-injected by the next head on the unit
+            raise ValueError(f"decode.keys = 'held' holds every key's phase in its own rotated oscillators, but "
+                             f"scores.units = {sa.units} score units serve the {sa.n_layers * sa.n_heads} heads of "
+                             f"the model in turn (their phases would be overwritten); set scores.units = "
+                             f"{sa.n_layers * sa.n_heads} (or leave it unset on a spatial [array])")
     timebase = _timebase(config, dev, freq_sigma, coup_sigma)
     if config.calibration_temperature_k is not None:  # trimmed at T_cal, run at T: the drift adds
         from ..periphery.drift import temperature_drift

@@ -14,6 +14,10 @@ the leakage its die area.
 - coupler, b bits: b latches + (2^b − 1) unit transmission gates (binary-weighted conductance), × wiring
   overhead; an analog (unquantised) coupler is charged as 8 bits (assumed);
 - readout channel: phase detector with hold capacitor; one ADC per ``[array] channels_per_adc`` channels;
+- analog-score mode: the score array (:mod:`mapping.compiler.score_array`): per unit k_h T rotated oscillators
+  (the ring above, trimmed and injected), k_h T(T+1)/2 mixers (``mixer_um2``), T(T+1)/2 score channels (each its
+  summing node, low-pass and hold charged as one detector cell) with one ADC per ``[array] channels_per_adc``,
+  and 2 k_h T gate DACs (``scores.gate_bits`` latches + binary-weighted gates), times ``[scores] units``;
 - SRAM: the buffers of :func:`mapping.energy.sram.sram_buffers` in bitcells over the macro efficiency;
 - digital periphery: ``[array] macs`` multiply-accumulate units at ``energy.digital_precision`` ([Hor14] areas)
   × the periphery overhead.
@@ -33,7 +37,7 @@ from . import constants as ec
 from .constants import AREA
 
 __all__ = ["AreaModel", "ring_area_um2", "coupler_area_um2", "readout_channel_area_um2", "chip_area",
-           "area_model", "ANALOG_BITS"]
+           "area_model", "score_array_area", "sram_area_mm2", "periphery_area_mm2", "ANALOG_BITS"]
 
 ANALOG_BITS = 8  # an unquantised coupler / readout is charged as 8 bits (assumed)
 
@@ -122,7 +126,7 @@ def area_model(chip) -> AreaModel:
         oscillator_um2=osc, coupler_um2=coupler_area_um2(cfg.coupling.bits, node),
         readout_um2=readout_channel_area_um2(cpa, node), detector_um2=_a("detector_um2", node),
         adc_um2=_a("adc_um2", node),
-        gain_dac_um2=gb * _a("sram_cell_um2", node) + (2**gb - 1) * _a("unit_switch_um2", node),
+        gain_dac_um2=_dac_um2(gb, node),
         sources={
             "oscillator_um2": osrc + at,
             "coupler_um2": f"{cb} latches + {2 ** cb - 1} unit gates, x {AREA['wiring_overhead'].value} wiring: "
@@ -132,6 +136,41 @@ def area_model(chip) -> AreaModel:
                            f"{AREA['adc_um2'].source}" + at,
             "gain_dac_um2": f"{gb}-bit receive-gain DAC per oscillator (latches + binary-weighted gates)" + at,
         })
+
+
+def _dac_um2(bits: int, node) -> float:
+    """A binary-weighted DAC of ``bits`` bits [µm²]: latches + (2^b − 1) unit gates."""
+    return bits * _a("sram_cell_um2", node) + (2**bits - 1) * _a("unit_switch_um2", node)
+
+
+def score_array_area(chip, sa) -> dict:
+    """Area of the analog-score array ``sa`` (:class:`mapping.compiler.score_array.ScoreArray`) of ``chip`` [mm²],
+    by cell (see the module notes).
+
+    Returns
+    -------
+    dict with ``score_array_mm2`` (the whole array, 0 without one), ``unit_mm2`` (one score unit, its ADC share
+    included), ``parts_mm2`` (rotated oscillators, mixers, score channels, ADCs, gate DACs), ``counts`` and
+    ``sources``.
+    """
+    if sa is None:
+        return {"score_array_mm2": 0.0, "unit_mm2": 0.0, "parts_mm2": {}, "counts": {}, "sources": {}}
+    node, am = _node(chip), area_model(chip)
+    n = sa.counts()
+    parts = {"rotated_oscillators": n["rotated_oscillators"] * am.oscillator_um2 * 1e-6,
+             "mixers": n["mixers"] * _a("mixer_um2", node) * 1e-6,
+             "score_channels": n["score_channels"] * _a("detector_um2", node) * 1e-6,
+             "adcs": n["adcs"] * _a("adc_um2", node) * 1e-6,
+             "gate_dacs": n["gate_dacs"] * _dac_um2(sa.gate_bits, node) * 1e-6}
+    total = sum(parts.values())
+    return {"score_array_mm2": total, "unit_mm2": total / sa.units, "parts_mm2": parts, "counts": n,
+            "sources": {"score_array_mm2": f"{sa.units} score units ([scores] units) x (k_h T = "
+                                           f"{sa.rotated_oscillators_per_unit} rotated oscillators as the array's ring; "
+                                           f"{sa.mixers_per_unit} mixers: {AREA['mixer_um2'].source}; "
+                                           f"{sa.channels_per_unit} score channels, one detector cell each (assumed): "
+                                           f"{AREA['detector_um2'].source}; {sa.gate_dacs_per_unit} "
+                                           f"{sa.gate_bits}-bit gate DACs) + {n['adcs']} ADCs (1 per "
+                                           f"{sa.channels_per_adc} channels): {AREA['adc_um2'].source}"}}
 
 
 def _sram(chip) -> dict:
@@ -146,13 +185,24 @@ def _sram(chip) -> dict:
                         precision=cfg.energy.digital_precision)
 
 
+def sram_area_mm2(sram_bytes: float, node) -> float:
+    """SRAM macros holding ``sram_bytes`` [mm²]: 8 bitcells per byte over the macro efficiency."""
+    return sram_bytes * 8 * node.sram_cell_area().value / ec.SRAM_ARRAY_EFFICIENCY.value * 1e-6
+
+
+def periphery_area_mm2(macs: int, precision: str, node) -> float:
+    """The digital periphery [mm²]: ``macs`` MAC units at ``precision`` × the periphery overhead."""
+    return macs * ec.mac_area_um2(precision, node) * ec.PERIPHERY_OVERHEAD.value * 1e-6
+
+
 def chip_area(chip) -> dict:
-    """Die area [mm²]: the oscillator array, the SRAM and the digital periphery, with the per-cell figures and
-    their sources.
+    """Die area [mm²]: the oscillator array, the analog-score array (analog-score mode), the SRAM and the digital
+    periphery, with the per-cell figures and their sources.
 
     Returns
     -------
-    dict with ``area_mm2`` (the die), ``array_mm2``, ``sram_mm2``, ``periphery_mm2``, ``sram_bytes`` and
+    dict with ``area_mm2`` (the die), ``array_mm2``, ``score_array_mm2`` (0 with digital scores) and
+    ``score_array`` (:func:`score_array_area`), ``sram_mm2``, ``periphery_mm2``, ``sram_bytes`` and
     ``sram_buffers`` (bytes per buffer), ``tile_mm2`` (one tile), ``layer_array_mm2`` and ``array_oscillators``
     (the array one layer runs on: its own on the spatial chip, every tile on a multiplexed one), ``counts`` (the
     silicon's cells), ``adcs``, ``cells_um2`` (per-cell areas), ``sources``, ``validity``.
@@ -165,20 +215,24 @@ def chip_area(chip) -> dict:
            + r["readout_channels"] * am.detector_um2 + n_adc * am.adc_um2 + r["gain_dacs"] * am.gain_dac_um2)
     array = um2 * 1e-6
     sram = _sram(chip)
-    sram_mm2 = sram["total"] * 8 * node.sram_cell_area().value / ec.SRAM_ARRAY_EFFICIENCY.value * 1e-6
+    sram_mm2 = sram_area_mm2(sram["total"], node)
     prec = cfg.energy.digital_precision
     mac = ec.mac_area_um2(prec, node)
-    periphery = cfg.array.macs * mac * ec.PERIPHERY_OVERHEAD.value * 1e-6
+    periphery = periphery_area_mm2(cfg.array.macs, prec, node)
     sc = chip.schedule
     share = (sc.n_layers if sc is not None and sc.kind == "spatial" else 1)  # the array one layer runs on
-    return {"area_mm2": array + sram_mm2 + periphery, "array_mm2": array, "sram_mm2": sram_mm2,
+    from ..compiler.score_array import chip_score_array
+
+    scores = score_array_area(chip, chip_score_array(chip))
+    return {"area_mm2": array + scores["score_array_mm2"] + sram_mm2 + periphery, "array_mm2": array,
+            "score_array_mm2": scores["score_array_mm2"], "score_array": scores, "sram_mm2": sram_mm2,
             "periphery_mm2": periphery, "sram_bytes": sram["total"], "sram_buffers": sram,
             "tile_mm2": array / (sc.tiles if sc is not None else share),
             "layer_array_mm2": array / share, "array_oscillators": r["oscillators"] / share,
             "counts": dict(r), "adcs": n_adc,
             "cells_um2": {"oscillator": am.oscillator_um2, "coupler": am.coupler_um2,
                           "readout_channel": am.readout_um2, "gain_dac": am.gain_dac_um2, "mac": mac},
-            "sources": {**am.sources,
+            "sources": {**am.sources, **scores["sources"],
                         "sram_mm2": f"{sram['total']:.4g} B x 8 bitcells of {node.sram_cell_area().value:.3g} um^2 "
                                     f"({node.sram_cell_area().source}) / {ec.SRAM_ARRAY_EFFICIENCY.value:g} "
                                     f"({ec.SRAM_ARRAY_EFFICIENCY.source})",

@@ -32,8 +32,8 @@ Terms (:data:`TERMS`, in this order; per layer and summed over layers unless sai
 - with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``
   (registered by :mod:`mapping.energy.analog_scores`); decode with held keys: ``held_keys_j`` (registered by
   :mod:`mapping.energy.phase_memory`, which also changes the decode pass's events);
-- ``leakage_j`` (whole chip, not per layer): die area × leakage density at the node × latency per token
-  (:mod:`mapping.energy.latency`).
+- ``leakage_j`` (whole chip, not per layer): die area (with analog scores, the score array's included) × leakage
+  density at the node × latency per token (:mod:`mapping.energy.latency`, the score rounds included).
 
 A term is a :class:`~mapping.energy.terms.ChipTerm` in the one registry :data:`~mapping.energy.terms.TERMS`;
 another module adds one with :func:`~mapping.energy.terms.register_term` (its energy and its source as functions
@@ -42,7 +42,11 @@ every report, table and plot picks it up by name.
 
 Amdahl: the array replaces ``offloaded_flops`` of the chip's digital work; with the offloaded fraction f, no
 array can make the chip more than ``amdahl_max_gain`` = 1 / (1 − f) times better than the same chip doing that
-work digitally (``digital_only_chip_j``, dynamic energy, at the same node).
+work digitally (``digital_only_chip_j`` at the same node: the periphery's dynamic energy for all the work, the
+SRAM traffic, and the leakage of its own die, SRAM + periphery, over its own time, L (dig + off) / (2 macs
+f_clk) per token; ``digital_only`` gives that area, latency and leakage). The bound holds term by term where the
+chip's die holds its SRAM and periphery (every spec built from a chip): each term of the digital-only chip is at
+most 1 / (1 − f) times the chip's matching term or a lower bound of it.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from dataclasses import replace
 
 from ..compiler.resources import pass_events
 from . import constants as ec
+from .area import periphery_area_mm2, sram_area_mm2
 from .latency import pass_timeline
 from .ops import PHASES, attention_cost
 from .spec import LAYER_ENERGY, ChipEnergySpec, LayerEnergyModel
@@ -79,6 +84,7 @@ def _node_figures(s: ChipEnergySpec, c: dict) -> None:
     V = c["V"] = tn.vdd
     c["c_unit"] = ec.at_node(ec.C_UNIT_SWITCH_F.value, tn, "capacitance")
     c["t_dac"] = ec.at_node(max(_dac_settle_s(s.coupler_bits), _dac_settle_s(s.gain_bits)), tn, "delay")
+    c["t_dac_score"] = ec.at_node(_dac_settle_s(s.score_gate_bits), tn, "delay")  # the gate DACs
     c["e_dac_c"] = dac_conversion_j(s.coupler_bits, c["c_unit"], V)
     c["e_dac_g"] = dac_conversion_j(s.gain_bits, c["c_unit"], V)
     c["fom"] = tn.adc_fom()
@@ -163,7 +169,11 @@ def pass_context(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     _sram_figures(s, c, phase)
     c["timeline"] = pass_timeline(s, c)
     c["latency_per_token_s"] = c["timeline"]["latency_per_token_s"]
-    c["die_area_mm2"] = s.die_area_mm2 if s.die_area_mm2 is not None else s.array_area_mm2 * s.n_layers
+    # the digital die: SRAM + periphery (mapping.energy.area), what the digital-only comparison chip leaks on
+    c["digital_area_mm2"] = (sram_area_mm2(c["sram_bytes"], c["node"])
+                             + periphery_area_mm2(s.macs, s.digital_precision, c["node"]))
+    die = s.die_area_mm2 if s.die_area_mm2 is not None else s.array_area_mm2 * s.n_layers + c["digital_area_mm2"]
+    c["die_area_mm2"] = die + (s.score_array_mm2 if analog else 0.0)  # the score array's silicon leaks too
     return c
 
 
@@ -273,7 +283,8 @@ def chip_energy_per_token(chip, T: int | None = None, *, phase: str | None = Non
     Returns
     -------
     dict with ``energy_per_token_chip_j``, ``breakdown`` (J per term), ``sources`` (same keys),
-    ``digital_only_chip_j`` (the same chip with the offloaded work done by its digital periphery),
+    ``digital_only_chip_j`` (the same chip with the offloaded work done by its digital periphery, its leakage
+    included) and ``digital_only`` (its area, latency and leakage),
     ``offloaded_fraction``, ``amdahl_max_gain``, ``array_gain``, ``ops`` (per token), ``timeline_s``,
     ``latency_per_token_s``, ``sram_bytes``, ``leakage_w``, ``analog_score_noise`` (analog mode), ``phase_memory``
     (decode), ``phase``,
@@ -305,11 +316,18 @@ def chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     dig_ops, off_ops, e_op = c["dig_ops"], c["off_ops"], c["e_op"]
     total = sum(b.values())
     sram_common = b["sram_j"] - sram_detail["array_bus_j"]
-    digital_only = (dig_ops + off_ops) * e_op * L + sram_common
+    # the digital-only chip leaks too: its own die (SRAM + periphery, no arrays) over its own time, the periphery
+    # doing the offloaded work as well (mapping.energy.latency's digital window with dig + off operations)
+    dig_area = c["digital_area_mm2"]
+    dig_latency = L * (dig_ops + off_ops) / (2 * s.macs * c["f_clk"])
+    dig_leak = dig_area * c["leak_density"].value * dig_latency
+    digital_only = (dig_ops + off_ops) * e_op * L + sram_common + dig_leak
     f_off = off_ops / (dig_ops + off_ops)
     tl = c["timeline"]
     out = {"energy_per_token_chip_j": total, "breakdown": b, "sram_breakdown_j": sram_detail,
-           "digital_only_chip_j": digital_only, "offloaded_fraction": f_off,
+           "digital_only_chip_j": digital_only,
+           "digital_only": {"area_mm2": dig_area, "latency_per_token_s": dig_latency, "leakage_j": dig_leak},
+           "offloaded_fraction": f_off,
            "amdahl_max_gain": 1.0 / (1.0 - f_off), "array_gain": digital_only / total,
            "ops": {"chip_digital": dig_ops * L, "offloaded": off_ops * L},
            "timeline_s": {k: v for k, v in tl.items() if k != "sources"}, "timeline_sources": tl["sources"],

@@ -168,6 +168,10 @@ AREA = {
     "wiring_overhead": Figure(1.5, "1", "assumed: routing overhead on the cell sum of the coupler array"),
     "detector_um2": Figure(15.0, "um^2", "assumed: XOR/mixer, 100 fF hold/low-pass capacitor and its switch"),
     "adc_um2": Figure(3000.0, "um^2", "assumed: 10-bit SAR ADC at 65 nm, about 0.003 mm^2 [Mur, order]"),
+    "mixer_um2": Figure(4.0, "um^2", "assumed: one score mixer at 65 nm, a Gilbert-type cell of four minimum "
+                        "switching transistors over a tail transistor with its wiring (about three inverters' "
+                        "area); its output shares the score channel's summing node, filter and hold capacitor, "
+                        "which are charged once per channel as one detector cell"),
     "stno_pillar_um2": Figure(0.11, "um^2", "assumed: 375 nm diameter vortex MTJ pillar (order of [Tor17])"),
     "stno_bias_um2": Figure(20.0, "um^2", "assumed: current source for the mA bias of one STNO (W ~ 12 um at "
                             "65 nm) with its interconnect"),
@@ -214,14 +218,12 @@ class GPUSpec:
         """(J/bit, how) of the GPU's on-chip SRAM for a working set of ``size_bytes``: the technology model at
         the GPU's node and core supply (HP). Below the 7 nm of the Stillmaker-Baas fits (4 nm) the figure is the
         fits' log-log extrapolation, stated in ``how`` here rather than warned on every report."""
-        import warnings
+        from hw_models.technology import stated_extrapolation
 
-        from hw_models.technology import TechnologyExtrapolationWarning
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", TechnologyExtrapolationWarning)
+        # stated, not warned: catch_warnings would reset the once-per-location registry, so every report would
+        # re-issue the chip's own extrapolation warnings
+        with stated_extrapolation() as extra:
             e = TechnologyNode(node_nm=self.node_nm, flavor="HP", vdd_v=self.core_vdd_v).sram_j_per_bit(size_bytes)
-        extra = [w for w in caught if issubclass(w.category, TechnologyExtrapolationWarning)]
         how = (f"at {self.node_nm:g} nm HP, {self.core_vdd_v:g} V"
                + (": extrapolated below the fits' 7 nm (log-log), optimistic, so the bound stays low" if extra else ""))
         return e.value, how

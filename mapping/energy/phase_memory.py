@@ -17,8 +17,8 @@ The physics of a held key is :mod:`mapping.backends.phase_memory`; this module c
 
 Δt is ``decode.inter_token_s``; it cannot be shorter than the chip's decode latency per token: the schedule's
 windows of the decode pass in order (:func:`mapping.energy.latency.pass_timeline`: periphery, DAC settling,
-injection, settle, readout, serial conversions) plus, with analog scores, L · (t_inj + t_read + t_conv) for the
-score window, t_conv one conversion at the node's ADC rate (:func:`decode_latency_s`; ``feasible`` in the
+injection, settle, readout, serial conversions; with analog scores every layer's score rounds first: gate-DAC
+settle, injection, mixer window, serial score conversions) (:func:`decode_latency_s`; ``feasible`` in the
 report). Holding keys needs every unit its own tile (a spatial array, or as many tiles as units): on a tile that
 serves other units in turn the held phases would be overwritten (refused by
 :func:`mapping.compiler.inert.check_fields_act`). For re-injected keys the
@@ -63,12 +63,9 @@ def events(s, phase: str, analog: bool, n: dict) -> dict:
 
 def decode_latency_s(s, c: dict) -> float:
     """The chip's decode latency per token [s] in the decode context ``c``: the schedule's decode pass
-    (``c["timeline"]``, :func:`mapping.energy.latency.pass_timeline`) and, with analog scores, every layer's
-    score window before it (injection, readout window, one conversion at the node's ADC rate)."""
-    lat = c["timeline"]["pass_s"] / c["timeline"]["tokens_per_pass"]
-    if c["analog"]:
-        lat += s.n_layers * (c["t_inj"] + c["t_read"] + 1.0 / c["adc_rate"])
-    return lat
+    (``c["timeline"]``, :func:`mapping.energy.latency.pass_timeline`, with analog scores every layer's score
+    rounds included)."""
+    return c["timeline"]["pass_s"] / c["timeline"]["tokens_per_pass"]
 
 
 def held_dt_s(s, c: dict) -> float:

@@ -74,7 +74,16 @@ class ChipEnergySpec:
     array_oscillators : float or None
         Oscillators of that array (None: the layer's own, its prefill count).
     die_area_mm2 : float or None
-        The whole die [mm²], whose leakage is charged over the latency (None: the layers' arrays only).
+        The die without the analog-score array [mm²], whose leakage is charged over the latency (None: the
+        layers' arrays plus the SRAM and periphery of the spec, :mod:`mapping.energy.area`); with analog scores
+        the score array (``score_array_mm2``) joins it.
+    score_array_mm2 : float
+        Area of the analog-score array [mm²] (:func:`mapping.energy.area.score_array_area`): the chip's own when
+        its scores are analog, the default score units' for a digital chip's analog what-if; 0 for a spec
+        written by hand (its score silicon then costs nothing: say so where it matters).
+    score_rounds_per_layer : int
+        Score rounds of a layer on the score array, ⌈heads / ``[scores] units``⌉
+        (:class:`mapping.compiler.score_array.ScoreArray`; 1: every head its own unit).
     tau : tuple of float
         Score temperature τ of each layer (analog-score noise), 1.0 where unknown.
     readout_noise_rad, diffusion_rad2_per_s : float
@@ -143,6 +152,8 @@ class ChipEnergySpec:
     array_area_mm2: float
     array_oscillators: float | None = None
     die_area_mm2: float | None = None
+    score_array_mm2: float = 0.0
+    score_rounds_per_layer: int = 1
     tau: tuple = ()
     readout_noise_rad: float = 2e-3
     diffusion_rad2_per_s: float = 0.0
@@ -170,7 +181,7 @@ class ChipEnergySpec:
 
     def __post_init__(self):
         for n in ("n_layers", "n_heads", "head_dim", "banks", "taps", "T", "batch", "rounds_per_layer",
-                  "channels_per_adc", "macs"):
+                  "channels_per_adc", "macs", "score_rounds_per_layer"):
             v = getattr(self, n)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"ChipEnergySpec.{n} must be a positive integer, got {v!r}")
@@ -180,7 +191,7 @@ class ChipEnergySpec:
             if not (math.isfinite(v) and v > 0):
                 raise ValueError(f"ChipEnergySpec.{n} must be finite and > 0, got {v!r}")
         for n in ("p_osc_w", "p_coupler_w", "e_bit_write_j", "settle_cycles", "readout_noise_rad",
-                  "diffusion_rad2_per_s", "injection_s", "injection_driver_w"):
+                  "diffusion_rad2_per_s", "injection_s", "injection_driver_w", "score_array_mm2"):
             v = getattr(self, n)
             if not (math.isfinite(v) and v >= 0):
                 raise ValueError(f"ChipEnergySpec.{n} must be finite and >= 0, got {v!r}")
@@ -228,6 +239,7 @@ class ChipEnergySpec:
         area = chip_area(chip)
         t_inj, drv_w, inj_src = _injection(chip)
         modes = _mode_fields(chip, scores)
+        score_array = _score_array(chip, scores)
         sc = chip.schedule
         U, L = sc.units_per_layer, sc.n_layers
         spatial = sc.kind == "spatial"
@@ -245,7 +257,7 @@ class ChipEnergySpec:
             readout_bits=cfg.readout.bits or ANALOG_BITS, digital_precision=cfg.energy.digital_precision,
             gpu=cfg.energy.gpu, gpu_precision=cfg.energy.gpu_precision, batch=cfg.energy.batch,
             array_area_mm2=area["layer_array_mm2"], array_oscillators=float(area["array_oscillators"]),
-            die_area_mm2=area["area_mm2"], tau=taus,
+            die_area_mm2=area["area_mm2"] - area["score_array_mm2"], tau=taus, **score_array,
             readout_noise_rad=cfg.readout.noise_rad if cfg.noise else 0.0,
             diffusion_rad2_per_s=dev.diffusion_at(cfg.temperature_k) if cfg.noise else 0.0,
             readout_samples=max(1.0, cfg.ssa.averaging_cycles / cfg.readout.averaging_cycles)
@@ -265,6 +277,21 @@ class ChipEnergySpec:
                                  f"(mapping.compiler.schedule); {L} layers"},
             **modes,
         )
+
+
+def _score_array(chip, scores: bool) -> dict:
+    """The spec's ``score_array_mm2`` and ``score_rounds_per_layer``: the chip's score array, or for a digital
+    Kuramoto chip the one its analog what-if would have (the default ``[scores]`` of analog mode on its array)."""
+    from ..compiler.score_array import chip_score_array
+    from ..config import AnalogScores
+    from .area import score_array_area
+
+    if not scores or chip.kind != "kuramoto":
+        return {}
+    cfg = chip.config
+    sa = chip_score_array(chip, cfg if cfg.scores.analog else cfg.replace(scores=AnalogScores()))
+    return {"score_array_mm2": score_array_area(chip, sa)["score_array_mm2"],
+            "score_rounds_per_layer": sa.rounds_per_layer}
 
 
 def _mode_fields(chip, scores: bool) -> dict:
