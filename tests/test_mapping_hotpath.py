@@ -1,15 +1,17 @@
 """The chip layer's hot path gives the numbers of the plain NumPy path to the bit (issue 22, item 1).
 
 The coupling written from its factors (:func:`oscsim.engine._coupling.coupling_product`), the fused readout
-chain (:func:`mapping.periphery.readout._fused_read`) and the layer's workspace (packed model, buffer and
+chain with its normals drawn inside the compiled code (:func:`mapping.periphery.readout._fused_read`,
+:func:`~mapping.periphery.readout._fill_normals`) and the layer's workspace (packed model, buffer and
 constants kept across calls) are speed-ups only: each is checked against the NumPy expressions it replaces.
 """
 
 import numpy as np
 import pytest
 
-from mapping.periphery.readout import (PhaseReadout, _fused_read, free_running_samples, fused_trig_is_numpys,
-                                      read_free_running)
+from mapping.periphery.readout import (PhaseReadout, _fill_normals, _fused_read, free_running_samples,
+                                      fused_trig_is_numpys, read_free_running)
+from mapping.seeds import PURPOSE, sequence_rng
 from oscsim.engine import PhaseNetwork, StochasticHeun, simulate
 from oscsim.engine._coupling import block_bounds, coupling_product
 
@@ -103,3 +105,42 @@ def test_read_free_running_independent_of_threads(monkeypatch):
     assert np.array_equal(many, read_free_running(r, ph, om, 0.02, **args))
     tri = PhaseReadout(response="triangular", noise_rad=0.02, bits=8, averaging_cycles=2.0, samples_per_cycle=4)
     assert np.all(np.isfinite(read_free_running(tri, ph, om, 0.02, **args)))  # the unfused path
+
+
+@pytest.mark.parametrize("shape", [(16, 8192), (3, 5), (1, 1)])
+def test_compiled_draws_are_numpys_normals_and_advance_the_generator(shape):
+    """Numba's ``Generator.standard_normal`` inside @njit: NumPy's numbers and the same generator state after (the
+    ziggurat's rare exponential-tail and wedge branches included: 131,072 draws per stream, 8 streams)."""
+    for s in range(8 if shape[0] > 1 else 1):
+        ours, ref = np.random.default_rng([s, 4]), np.random.default_rng([s, 4])
+        z = np.empty(shape)
+        _fill_normals(ours, z)
+        assert np.array_equal(z, ref.standard_normal(shape))
+        assert ours.bit_generator.state == ref.bit_generator.state
+        assert ours.standard_normal() == ref.standard_normal()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_read_free_running_is_the_numpy_chain_per_block(monkeypatch, threads):
+    """Every (bank, sequence) block of the fused readout equals the NumPy chain on that block's own stream (the
+    default chip's readout: cosine detector, 8 bits, low-pass, sampler noise, per-oscillator noise), on 1 and 2
+    threads."""
+    import numba
+
+    if not fused_trig_is_numpys():
+        pytest.skip("NumPy's cos/sin are not libm's on this CPU: read_free_running keeps the NumPy chain here")
+    monkeypatch.setattr(numba, "get_num_threads", lambda: threads)
+    r = PhaseReadout(response="cosine", noise_rad=0.02, bits=8, averaging_cycles=4.0, samples_per_cycle=4,
+                     bandwidth_fraction=0.25)
+    banks, seqs, n = 2, np.array([3, 0, 11]), 40
+    G = banks * len(seqs)
+    rng = np.random.default_rng(2)
+    ph, om, sg = rng.uniform(-30, 30, (G, n)), 0.01 * rng.standard_normal((G, n)), 0.03 * rng.random((G, n))
+    got = read_free_running(r, ph, om, sg, seed=7, sequences=seqs, banks=banks)
+    t = r.sample_times()
+    for bank in range(banks):
+        for b, q in enumerate(seqs):
+            g = bank * len(seqs) + b
+            gen = sequence_rng(7, PURPOSE["readout"], int(q), bank)
+            want = r.measure_samples(free_running_samples(ph[g], om[g], sg[g], t, gen), gen)
+            assert np.array_equal(got[g], want), (bank, b)
