@@ -7,9 +7,10 @@ prints per run the wall time inside ``KuramotoBackend.run_hook`` split into
 
 - ``integration``: the engine's group loop (``oscsim.engine.simulate.run_groups``, what ``oscsim bench chip``
   counts as the engine);
-- ``coupling``: writing, bounding and checking the (G, N, N) coupling from its factors
-  (``PackedPhaseNetwork.with_coupling_product``; zero when the engine writes each group's matrix inside its own
-  group loop);
+- ``coupling``: building the engine's model from the coupling's factors: writing, bounding and checking the
+  (G, N, N) coupling (``PackedPhaseNetwork.with_coupling_product``), or, where the engine's group loop writes
+  each group's matrix itself (``with_coupling_factors``), only the factors' check (the writing is then inside
+  ``integration``);
 - ``readout``: the readout's Monte Carlo (``read_free_running``: free run, detector, low-pass, sampler noise,
   average, ADC), of which ``draws`` (thread-seconds inside the NumPy generators' ``standard_normal`` while the
   draws are made in Python; reported as not separable once they are drawn inside the compiled chain);
@@ -84,6 +85,10 @@ def _patched(acc):
     sim.run_groups = timed("integration", sim.run_groups)
     KuramotoBackend.run_hook = timed("hook", KuramotoBackend.run_hook)
     PackedPhaseNetwork.with_coupling_product = timed("coupling", PackedPhaseNetwork.with_coupling_product)
+    if hasattr(PackedPhaseNetwork, "with_coupling_factors"):  # (it may call with_coupling_product: not both)
+        saved.append((PackedPhaseNetwork, "with_coupling_factors"))
+        old[(id(PackedPhaseNetwork), "with_coupling_factors")] = PackedPhaseNetwork.with_coupling_factors
+        PackedPhaseNetwork.with_coupling_factors = timed("coupling_factors", PackedPhaseNetwork.with_coupling_factors)
     phase.read_free_running = timed("readout", phase.read_free_running)
     phase.program_kuramoto = timed("programming", phase.program_kuramoto)
     LayerFidelity.add_kuramoto = timed("fidelity", LayerFidelity.add_kuramoto)
@@ -148,6 +153,7 @@ def profile(tokens: int, repeats: int, seed: int = 0) -> dict:
                 phase.phase_settings = real_settings
         hook = acc["hook"]
         parts = {k: acc[k] for k in SECTIONS}
+        parts["coupling"] = max(acc["coupling"], acc["coupling_factors"])  # one contains the other when both run
         parts["other"] = hook - sum(parts.values())
         runs.append({"run": "cold" if r == 0 else "warm", "wall_s": wall, "hook_s": hook, **{f"{k}_s": v for k, v in parts.items()},
                      "draws_thread_s": acc["draws_thread_s"] if acc["draws_separable"] else None,

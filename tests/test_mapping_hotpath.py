@@ -1,6 +1,7 @@
 """The chip layer's hot path gives the numbers of the plain NumPy path to the bit (issue 22, item 1).
 
-The coupling written from its factors (:func:`oscsim.engine._coupling.coupling_product`), the fused readout
+The coupling written from its factors (:func:`oscsim.engine._coupling.coupling_product`, or group by group
+inside the engine's group loop: :meth:`oscsim.engine.PackedPhaseNetwork.with_coupling_factors`), the fused readout
 chain with its normals drawn inside the compiled code (:func:`mapping.periphery.readout._fused_read`,
 :func:`~mapping.periphery.readout._fill_normals`) and the layer's workspace (packed model, buffer and
 constants kept across calls) are speed-ups only: each is checked against the NumPy expressions it replaces.
@@ -12,7 +13,8 @@ import pytest
 from mapping.periphery.readout import (PhaseReadout, _fill_normals, _fused_read, free_running_samples,
                                       fused_trig_is_numpys, read_free_running)
 from mapping.seeds import PURPOSE, sequence_rng
-from oscsim.engine import PhaseNetwork, StochasticHeun, simulate
+from oscsim.engine import (ExternalDrive, Heun, PhaseNetwork, SaveEvery, StochasticHeun, SubharmonicInjection,
+                           simulate)
 from oscsim.engine._coupling import block_bounds, coupling_product
 
 
@@ -72,6 +74,60 @@ def test_with_coupling_product_runs_what_with_arrays_runs():
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="coupling"):
         packed.with_coupling_product(base, bi, bad)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("structure", ["sine", "harmonics", "terms"])
+@pytest.mark.parametrize("with_elem", [True, False])
+def test_coupling_written_in_the_group_loop_runs_what_the_dense_coupling_runs(monkeypatch, structure, with_elem,
+                                                                               threads):
+    """The engine writing each group's matrix into its scratch (FactoredPhaseNetwork) gives, on 1 and 2 threads,
+    the trajectory of the same network with the (G, N, N) coupling written first (with_coupling_product) and of a
+    fresh PhaseNetwork of the NumPy product (N = 21: a last block of one row, bounds not at N)."""
+    import numba
+
+    monkeypatch.setattr(numba, "get_num_threads", lambda: threads)
+    base, bi, row, elem, ei, dense = _factors()
+    if not with_elem:
+        elem = ei = None
+        dense = base[bi] * row[:, :, None]
+    G, T = row.shape
+    rng = np.random.default_rng(3)
+    om, y0, sig = 0.01 * rng.standard_normal((G, T)), rng.uniform(-3, 3, (G, T)), rng.uniform(0, 0.03, (G, T))
+    kw = {"sine": {}, "harmonics": {"harmonics": np.array([[1.0, 0.0], [0.2, 0.1], [0.0, -0.05]])},
+          "terms": {"injection": SubharmonicInjection(0.4, order=2, phase=0.1), "drive": ExternalDrive(0.2, 1.3)}}
+    packed = PhaseNetwork(np.zeros((1, T)), np.zeros((1, T, T)), **kw[structure]).pack()
+    fac = packed.with_coupling_factors(base, bi, row, elem, ei, omega=om, sigma=sig)
+    assert type(fac).__name__ == "FactoredPhaseNetwork" and fac.kernel == packed.kernel
+    prod = packed.with_coupling_product(base, bi, row, elem, ei, omega=om, sigma=sig)
+    fresh = PhaseNetwork(om, dense, sigma=sig, **kw[structure])
+    seeds = np.arange(G, dtype=np.uint64) + 11
+    runs = [simulate(m, StochasticHeun(), 0.0, 1.0, 0.1, y0, save=SaveEvery(3), seed=seeds).ys for m in (fac, prod, fresh)]
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
+    det = [simulate(m.with_arrays(sigma=0.0) if m is prod else m, Heun(), 0.0, 1.0, 0.1, y0).y_final
+           for m in (packed.with_coupling_factors(base, bi, row, elem, ei, omega=om, sigma=0.0), prod)]
+    assert np.array_equal(det[0], det[1])
+
+
+def test_coupling_factors_are_checked():
+    base, bi, row, elem, ei, _ = _factors()
+    T = row.shape[1]
+    packed = PhaseNetwork(np.zeros((1, T)), np.zeros((1, T, T))).pack()
+    bad = row.copy()
+    bad[2, 3] = np.inf
+    with pytest.raises(ValueError, match="row_gain"):
+        packed.with_coupling_factors(base, bi, bad, elem, ei)
+    with pytest.raises(ValueError, match="elem_index"):
+        packed.with_coupling_factors(base, bi, row, elem, ei + elem.shape[0])
+    huge = row.copy()
+    huge[:, 0] = 1e305  # max|b| max|r| max|e| > 1e300: products that could overflow (here they do not: row 0 of
+    # every base is 0), so C is written and checked entry by entry instead, the same numbers
+    a = packed.with_coupling_factors(base, bi, huge, elem, ei)
+    assert type(a).__name__ == "PackedPhaseNetwork"
+    assert np.array_equal(a.coupling, coupling_product(base, bi, huge, elem, ei)[0])
+    lagged = PhaseNetwork(np.zeros((1, T)), np.zeros((1, T, T)), phase_lag=np.full((T, T), 0.1)).pack()
+    with pytest.raises(ValueError, match="phase lags"):
+        lagged.with_coupling_factors(base, bi, row)
 
 
 @pytest.mark.parametrize("noise,bits,bw,sigma", [(0.02, 8, 0.1, 0.03), (0.0, None, None, 0.0), (0.01, None, None, "array")])

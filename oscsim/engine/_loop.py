@@ -19,7 +19,7 @@ import numpy as np
 from ._codegen import kernel_name
 from ._custom_cache import cached_custom_loop
 from ._kernel_cache import builtin_kernels
-from ._templates import group_adaptive, group_fixed
+from ._templates import group_adaptive, group_fixed, no_prepare
 
 __all__ = ["get_fixed_loop", "get_adaptive_loop", "run_groups"]
 
@@ -57,35 +57,35 @@ def _get_loop(kind: str, model_key, solver, build):
     return fn
 
 
-def get_fixed_loop(model_key, drift, phases, solver):
+def get_fixed_loop(model_key, drift, phases, solver, prepare=no_prepare):
     """The multi-group fixed-step loop ``loop(g_first, g_step, ...)`` for a model kernel and a solver."""
-    return _get_loop("fixed", model_key, solver, lambda: _build_fixed(solver._step(), drift, phases))
+    return _get_loop("fixed", model_key, solver, lambda: _build_fixed(solver._step(), drift, phases, prepare))
 
 
-def get_adaptive_loop(model_key, drift, solver):
+def get_adaptive_loop(model_key, drift, solver, prepare=no_prepare):
     """The multi-group adaptive loop for a model kernel and an embedded-pair solver."""
-    return _get_loop("adaptive", model_key, solver, lambda: _build_adaptive(solver._step(), drift))
+    return _get_loop("adaptive", model_key, solver, lambda: _build_adaptive(solver._step(), drift, prepare))
 
 
-def _build_fixed(step, drift, phases):
+def _build_fixed(step, drift, phases, prepare):
     @nb.njit(nogil=True)
     def run(g_first, g_step, y0, t0, dt, n_steps, h_last, tgrid, P, sig, noisy, need_area, seed, m_sub, ws_len, n_stage,
             save_steps, ys, summ_on, summ_start, summ_every, mean_re, mean_im, coh, n_summ, yfin,
             fail_step, fail_t):
         for gp in range(g_first, y0.shape[0], g_step):
-            group_fixed(step, drift, phases, np.int64(gp), y0, t0, dt, n_steps, h_last, tgrid, P, sig, noisy,
+            group_fixed(step, drift, phases, prepare, np.int64(gp), y0, t0, dt, n_steps, h_last, tgrid, P, sig, noisy,
                         need_area, seed, m_sub, ws_len, n_stage, save_steps, ys, summ_on, summ_start,
                         summ_every, mean_re, mean_im, coh, n_summ, yfin, fail_step, fail_t)
 
     return run
 
 
-def _build_adaptive(step, drift):
+def _build_adaptive(step, drift, prepare):
     @nb.njit(nogil=True)
     def run(g_first, g_step, y0, t0, dt, targets, save_flag, P, ws_len, n_stage, rtol, atol, max_steps, ys, yfin, n_acc, n_rej,
             fail_code, fail_t):
         for gp in range(g_first, y0.shape[0], g_step):
-            group_adaptive(step, drift, np.int64(gp), y0, t0, dt, targets, save_flag, P, ws_len, n_stage, rtol,
+            group_adaptive(step, drift, prepare, np.int64(gp), y0, t0, dt, targets, save_flag, P, ws_len, n_stage, rtol,
                            atol, max_steps, ys, yfin, n_acc, n_rej, fail_code, fail_t)
 
     return run
