@@ -1,7 +1,10 @@
-"""Where the default chip's layer hook spends its time: python benchmarks/chip_profile.py [--tokens N] [--json].
+"""Where the default chip's layer hook spends its time: python benchmarks/chip_profile.py [--tokens N] [--model
+tiny|1m] [--json].
 
 Runs the default chip (``ChipConfig()``: the ring macromodel, time-multiplexed tiles) of the bundled
-``kuramoto-tiny`` on the first N validation tokens, in this process, ``--repeats`` times (default 2: the first
+``kuramoto-tiny`` (``--model 1m``: the 1M Kuramoto model as ``oscsim bench chip`` gets it: the trained bundle when
+installed, else a fresh initialisation of the bundled configuration, torch seed 0) on the first N validation
+tokens, in this process, ``--repeats`` times (default 2: the first
 run is cold, it includes the first calls' compilation or Numba cache loading; the later ones are warm), and
 prints per run the wall time inside ``KuramotoBackend.run_hook`` split into
 
@@ -106,18 +109,36 @@ def _patched(acc):
             setattr(o, n, old[(id(o), n)])
 
 
-def profile(tokens: int, repeats: int, seed: int = 0) -> dict:
+def _model(name: str):
+    """(model, checkpoint name, how it was obtained)."""
+    from mapping.model_io import load_model
+
+    if name == "tiny":
+        return load_model("kuramoto-tiny")[0], "kuramoto-tiny", "the bundled kuramoto-tiny"
+    try:
+        return load_model("kuramoto-1m")[0], "kuramoto-1m", "the trained bundle kuramoto-1m"
+    except (FileNotFoundError, ValueError, KeyError, OSError):
+        import torch
+
+        from oscsim.nn.registry import build_model, model_config
+
+        torch.manual_seed(0)
+        m = build_model(model_config("kuramoto", "1m"))
+        m.eval()
+        return m, None, "freshly initialised 1M Kuramoto model (model_config('kuramoto', '1m'), torch seed 0)"
+
+
+def profile(tokens: int, repeats: int, seed: int = 0, model_name: str = "tiny") -> dict:
     import numba
 
     from mapping.cli.common import validation_tokens
     from mapping.compiler.build import compile as compile_chip
     from mapping.config import ChipConfig
-    from mapping.model_io import load_model
     from mapping.simulation.inference import run
 
     t0 = time.perf_counter()
-    model, _ = load_model("kuramoto-tiny")
-    chip = compile_chip(model, ChipConfig(), checkpoint="kuramoto-tiny")
+    model, ckpt, how = _model(model_name)
+    chip = compile_chip(model, ChipConfig(), **({"checkpoint": ckpt} if ckpt else {}))
     x, y = validation_tokens(chip.model_info["config"], tokens, "valid")
     setup = time.perf_counter() - t0
     runs = []
@@ -159,15 +180,16 @@ def profile(tokens: int, repeats: int, seed: int = 0) -> dict:
                      "draws_thread_s": acc["draws_thread_s"] if acc["draws_separable"] else None,
                      "integration_share": acc["integration"] / hook, "bpc_chip": res.bpc(y)["bpc_chip"],
                      "load_average_1min": [load0, os.getloadavg()[0]]})
-    return {"tokens": int(x.numel()), "windows": int(x.shape[0]), "seed": seed, "setup_s": setup,
+    return {"model": how, "tokens": int(x.numel()), "windows": int(x.shape[0]), "seed": seed, "setup_s": setup,
             "numba_threads": numba.get_num_threads(), "runs": runs}
 
 
 def _print(rep):
-    print(f"default chip, kuramoto-tiny, {rep['tokens']} tokens ({rep['windows']} windows), seed {rep['seed']}, "
+    print(f"default chip, {rep['model']}, {rep['tokens']} tokens ({rep['windows']} windows), seed {rep['seed']}, "
           f"{rep['numba_threads']} threads; setup (load + compile) {rep['setup_s']:.2f} s")
     cols = ["wall_s", "hook_s", *(f"{k}_s" for k in SECTIONS), "other_s", "draws_thread_s", "integration_share"]
-    print(f"{'':6s}" + "".join(f"{c[:-2] if c.endswith('_s') else c:>13s}" for c in cols))
+    names = {"draws_thread_s": "draws[thr-s]", "integration_share": "integ/hook"}
+    print(f"{'':6s}" + "".join(f"{names.get(c, c[:-2]):>13s}" for c in cols))
     for r in rep["runs"]:
         cells = "".join(f"{'-' if r[c] is None else format(r[c], '.3f'):>13s}" for c in cols)
         print(f"{r['run']:6s}{cells}   load {r['load_average_1min'][0]:.2f}->{r['load_average_1min'][1]:.2f}")
@@ -182,7 +204,8 @@ if __name__ == "__main__":
     p.add_argument("--tokens", type=int, default=2048, help="validation tokens (default 2048, the default simulate's)")
     p.add_argument("--repeats", type=int, default=2, help="runs in this process; the first is cold (default 2)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model", choices=("tiny", "1m"), default="tiny")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
-    rep = profile(a.tokens, a.repeats, a.seed)
+    rep = profile(a.tokens, a.repeats, a.seed, a.model)
     print(json.dumps(rep, indent=1)) if a.json else _print(rep)
