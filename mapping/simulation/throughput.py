@@ -41,17 +41,40 @@ _EVALS = {1: 1, 3: 2, 5: 4}
 
 def _coupling_flops_per_eval(P) -> float:
     """Flops of one drift evaluation's coupling products over all groups: 2 products × 2 flops per entry of
-    the columns the kernel runs (per block of 4 rows, [lo, hi)), per harmonic. 0 for a non-phase model."""
+    the columns the kernel runs (per block of 4 rows, [lo, hi)), per harmonic. 0 for a non-phase model.
+
+    A model whose coupling the group loop writes from its factors (``FactoredPhaseNetwork``) carries no bounds:
+    they are those of the product, found here by writing it in chunks of groups (after the run, outside the
+    timers)."""
     try:
         if P[1].ndim == 4:  # general kernel: (omega, cr, ci, a_m, b_m, lo, hi, ...)
             m, lo, hi = P[3].shape[0] * (2 if P[2].shape[2] else 1), P[5], P[6]
-        elif P[1].ndim == 3:  # sine kernel: (omega, C, lo, hi, ...)
+        elif P[1].ndim == 3 and P[2].ndim == 2:  # sine kernel: (omega, C, lo, hi, ...)
             m, lo, hi = 1, P[2], P[3]
+        elif P[1].ndim == 3 and P[2].ndim == 1:  # factors: (omega, base, bi, row_gain, elem, ei, [a_m, b_m,] ...)
+            m = P[6].shape[0] if P[6].ndim == 1 else 1
+            return 16.0 * m * _factored_columns(*P[1:6])
         else:
             return 0.0
         return 16.0 * m * float(np.sum(hi - lo))
     except (AttributeError, IndexError, TypeError):
         return 0.0
+
+
+def _factored_columns(base, bi, row_gain, elem, ei, chunk: int = 64) -> float:
+    """Σ (hi − lo) of the block bounds of C[g] = (base[bi[g]] · row_gain[g]) · elem[ei[g]] over the groups."""
+    from oscsim.engine._coupling import coupling_product
+
+    G, n = row_gain.shape
+    has_elem = elem.shape[0] > 0
+    buf = np.empty((min(chunk, G), n, n))
+    total = 0.0
+    for a in range(0, G, chunk):
+        s = slice(a, min(a + chunk, G))
+        _, lo, hi, _ = coupling_product(base, bi[s], row_gain[s], elem if has_elem else None,
+                                        ei[s] if has_elem else None, out=buf[:s.stop - a])
+        total += float(np.sum(hi - lo))
+    return total
 
 
 @contextlib.contextmanager
@@ -69,13 +92,15 @@ def engine_timers():
     acc = {"integration_s": 0.0, "chip_s": 0.0, "oscillator_steps": 0.0, "coupling_flops": 0.0}
     run_groups, hook = sim.run_groups, KuramotoBackend.run_hook
 
+    runs = []  # (drift evaluations, P) of each integration: their flops are counted after the run
+
     def timed_groups(loop, n_groups, args):
         t0 = time.perf_counter()
         run_groups(loop, n_groups, args)
         acc["integration_s"] += time.perf_counter() - t0
         y0, n_steps, P, n_stage = args[0], int(args[3]), args[6], int(args[13])
         acc["oscillator_steps"] += float(y0.shape[0] * y0.shape[1] * n_steps)
-        acc["coupling_flops"] += n_steps * _EVALS.get(n_stage, 1) * _coupling_flops_per_eval(P)
+        runs.append((n_steps * _EVALS.get(n_stage, 1), P))
 
     def timed_hook(self, *a, **k):
         t0 = time.perf_counter()
@@ -89,6 +114,7 @@ def engine_timers():
         yield acc
     finally:
         sim.run_groups, KuramotoBackend.run_hook = run_groups, hook
+        acc["coupling_flops"] += sum(e * _coupling_flops_per_eval(P) for e, P in runs)
 
 
 def _models():
