@@ -200,3 +200,29 @@ def test_read_free_running_is_the_numpy_chain_per_block(monkeypatch, threads):
             gen = sequence_rng(7, PURPOSE["readout"], int(q), bank)
             want = r.measure_samples(free_running_samples(ph[g], om[g], sg[g], t, gen), gen)
             assert np.array_equal(got[g], want), (bank, b)
+
+
+def test_integrate_phase_product_checks_a_kept_mismatch_once_and_leaves_the_callers_entries():
+    """A layer's read-only coupler mismatch is checked once per workspace (128 MB for the 1M model's layer), the
+    caller's own entries survive, and every call integrates what the dense coupling integrates."""
+    from mapping.backends.integrate import CouplingFactors, integrate_phase, integrate_phase_product
+
+    base, bi, row, elem, ei, dense = _factors()
+    elem.setflags(write=False)
+    G, T = row.shape
+    rng = np.random.default_rng(8)
+    om, y0 = 0.01 * rng.standard_normal((G, T)), rng.uniform(-3, 3, (G, T))
+    f = CouplingFactors(base=base, base_index=bi, row_gain=row, elem=elem, elem_index=ei)
+    mine = object()
+    ws = {"per_bank": mine}
+    kw = dict(t1=1.0, n_steps=8, harmonics=((1.0, 0.0), (0.2, 0.1)), sigma=0.02, seed=np.arange(G) + 5)
+    want = integrate_phase(om, dense, y0, **kw).y_final
+    for _ in range(2):
+        assert np.array_equal(integrate_phase_product(om, f, y0, workspace=ws, **kw).y_final, want)
+        assert ws["per_bank"] is mine and ws["elem_max_abs"][0] is elem
+    bad = elem.copy()
+    bad[1, 2, 0] = np.nan
+    bad.setflags(write=False)
+    with pytest.raises(ValueError, match="elem"):
+        integrate_phase_product(om, CouplingFactors(base=base, base_index=bi, row_gain=row, elem=bad, elem_index=ei),
+                                y0, workspace=ws, **kw)

@@ -214,13 +214,28 @@ def integrate_phase_product(omega, factors: CouplingFactors, y0, *, t1, n_steps:
     ws = {} if workspace is None else workspace
     key = (N, h.tobytes())
     if ws.get("key") != key:  # packed once per layer (harmonics and N fixed), reused by every later call
-        ws.clear()
+        for k in ("key", "packed", "elem_max_abs"):  # this function's entries only (the caller keeps others)
+            ws.pop(k, None)
         ws["key"] = key
         ws["packed"] = E.PhaseNetwork(np.zeros((1, N)), np.zeros((1, N, N)),
                                       harmonics=None if _pure_sine(h) else h).pack()
+    emax = None
+    if factors.elem is not None and not factors.elem.flags.writeable:  # a layer's constant mismatch: checked once
+        kept = ws.get("elem_max_abs")
+        if kept is None or kept[0] is not factors.elem:
+            from oscsim.engine.phase_factored import max_abs
+
+            peak, finite = max_abs(factors.elem)
+            if not finite:
+                from oscsim.engine._checks import check_finite
+
+                check_finite("elem", factors.elem)  # the message with the first bad index
+            kept = ws["elem_max_abs"] = (factors.elem, peak)
+        emax = kept[1]
     model = ws["packed"].with_coupling_factors(factors.base, factors.base_index, factors.row_gain, factors.elem,
                                                factors.elem_index, omega=omega,
-                                               sigma=sig if sig.ndim else np.full((1, N), float(sig)))
+                                               sigma=sig if sig.ndim else np.full((1, N), float(sig)),
+                                               elem_max_abs=emax)
     return _engine(omega, None, h, sigma, float(t1), int(n_steps), y0, seed, save_every, None, model=model)
 
 

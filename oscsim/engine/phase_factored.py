@@ -23,7 +23,7 @@ from ._checks import NetworkModel, merge_groups
 from ._coupling import ALIGN, BLOCK, fused_two_products, group_index, sincos, work_vectors, write_factored
 from .phase_network import _extra_terms, _PhaseState, _phases_identity
 
-__all__ = ["FactoredPhaseNetwork"]
+__all__ = ["FactoredPhaseNetwork", "max_abs"]
 
 # |(b · r) · e| <= max|b| · max|r| · max|e| stays finite below this (with room for the bound's own rounding)
 _SAFE_PRODUCT = 1e300
@@ -94,7 +94,7 @@ class FactoredPhaseNetwork(_PhaseState, NetworkModel):
         return head + (np.ascontiguousarray(h[:, 0]), np.ascontiguousarray(h[:, 1])) + self._tail
 
 
-def factored(packed, base, base_index, row_gain, elem, elem_index, omega, sigma):
+def factored(packed, base, base_index, row_gain, elem, elem_index, omega, sigma, elem_max_abs=None):
     """`PackedPhaseNetwork.with_coupling_factors` (see there); None when the products could overflow (the caller
     then writes C with `with_coupling_product`, which finds and names any non-finite entry)."""
     from ._checks import check_finite
@@ -115,6 +115,9 @@ def factored(packed, base, base_index, row_gain, elem, elem_index, omega, sigma)
         elem, elem_index = _factor("elem", elem, "elem_index", elem_index, G, n)
     peak = 1.0
     for name, arr in (("base", base), ("row_gain", row_gain), ("elem", elem)):
+        if name == "elem" and elem_max_abs is not None:  # checked by the caller, which keeps elem unchanged
+            peak *= float(elem_max_abs) if arr.size else 1.0
+            continue
         m, finite = _max_abs(arr.reshape(-1))
         if not finite:
             check_finite(name, arr)  # the message with the first bad index
@@ -124,6 +127,11 @@ def factored(packed, base, base_index, row_gain, elem, elem_index, omega, sigma)
     new = packed.with_arrays(omega=omega, sigma=sigma)  # checked as with_coupling_product checks them
     tail = new._P[-6:]  # injection and drive rows, as the packed kernels read them
     return FactoredPhaseNetwork._make(new, base, base_index, row_gain, elem, elem_index, new.omega, new.sigma, tail)
+
+
+def max_abs(arr) -> tuple[float, bool]:
+    """(max |arr|, whether every entry is finite) of a float64 array, in one compiled pass without temporaries."""
+    return _max_abs(np.ascontiguousarray(arr, dtype=np.float64).reshape(-1))
 
 
 @nb.njit(cache=True, boundscheck=False)
