@@ -176,7 +176,8 @@ def profile(tokens: int, repeats: int, seed: int = 0, model_name: str = "tiny") 
         parts = {k: acc[k] for k in SECTIONS}
         parts["coupling"] = max(acc["coupling"], acc["coupling_factors"])  # one contains the other when both run
         parts["other"] = hook - sum(parts.values())
-        runs.append({"run": "cold" if r == 0 else "warm", "wall_s": wall, "hook_s": hook, **{f"{k}_s": v for k, v in parts.items()},
+        runs.append({"run": "cold" if r == 0 else "warm", "wall_s": wall, "hook_s": hook,
+                     **{f"{k}_s": v for k, v in parts.items()},
                      "draws_thread_s": acc["draws_thread_s"] if acc["draws_separable"] else None,
                      "integration_share": acc["integration"] / hook, "bpc_chip": res.bpc(y)["bpc_chip"],
                      "load_average_1min": [load0, os.getloadavg()[0]]})

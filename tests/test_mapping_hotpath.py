@@ -102,7 +102,8 @@ def test_coupling_written_in_the_group_loop_runs_what_the_dense_coupling_runs(mo
     prod = packed.with_coupling_product(base, bi, row, elem, ei, omega=om, sigma=sig)
     fresh = PhaseNetwork(om, dense, sigma=sig, **kw[structure])
     seeds = np.arange(G, dtype=np.uint64) + 11
-    runs = [simulate(m, StochasticHeun(), 0.0, 1.0, 0.1, y0, save=SaveEvery(3), seed=seeds).ys for m in (fac, prod, fresh)]
+    runs = [simulate(m, StochasticHeun(), 0.0, 1.0, 0.1, y0, save=SaveEvery(3), seed=seeds).ys
+            for m in (fac, prod, fresh)]
     assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
     det = [simulate(m.with_arrays(sigma=0.0) if m is prod else m, Heun(), 0.0, 1.0, 0.1, y0).y_final
            for m in (packed.with_coupling_factors(base, bi, row, elem, ei, omega=om, sigma=0.0), prod)]

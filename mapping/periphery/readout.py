@@ -35,8 +35,10 @@ energy (for :mod:`mapping.energy`): :func:`readout_window_s` and :func:`readout_
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
+import threading
 from dataclasses import dataclass
 
 import numba
@@ -321,13 +323,13 @@ def read_free_running(readout: PhaseReadout, phases, omega, sigma, *, seed: int,
         yc, ys = np.empty_like(yb), np.empty_like(yb)
 
         def read_blocks(first, step):
-            buffers = _buffers(readout.n_samples, yb.shape[-1])  # one set per thread, reused by its blocks
-            for block in range(first, banks * B, step):
-                bank, b = divmod(block, B)
-                rng = sequence_rng(seed, PURPOSE["readout"], int(sequences[b]), bank)
-                sg = sigma if np.ndim(sigma) == 0 else np.reshape(sigma, (banks, B, -1))[bank, b]
-                _fused_channels(readout, yb[bank, b], ob[bank, b], sg, times, sqdt, alpha, rng, yc[bank, b],
-                                ys[bank, b], buffers)
+            with _scratch(readout.n_samples, yb.shape[-1]) as buffers:  # one set per thread for its blocks
+                for block in range(first, banks * B, step):
+                    bank, b = divmod(block, B)
+                    rng = sequence_rng(seed, PURPOSE["readout"], int(sequences[b]), bank)
+                    sg = sigma if np.ndim(sigma) == 0 else np.reshape(sigma, (banks, B, -1))[bank, b]
+                    _fused_channels(readout, yb[bank, b], ob[bank, b], sg, times, sqdt, alpha, rng, yc[bank, b],
+                                    ys[bank, b], buffers)
 
         _each_worker(read_blocks, banks * B)
         # the ADC and the inversion are elementwise: one NumPy pass over all blocks gives each block's bits
@@ -376,6 +378,33 @@ def _alpha(readout: PhaseReadout) -> float:
 def _buffers(M: int, n: int):
     """Scratch for one block's normals: the free run's increments and the two channels' sampler noise, (M, n) each."""
     return np.empty((M, n)), np.empty((M, n)), np.empty((M, n))
+
+
+_SCRATCH: dict = {}  # (M, n) -> scratch sets not in use (every use overwrites what it reads)
+_SCRATCH_LOCK = threading.Lock()
+_SCRATCH_SHAPES = 4  # shapes kept (a run has one; a benchmark a few)
+
+
+@contextlib.contextmanager
+def _scratch(M: int, n: int):
+    """A scratch set of :func:`_buffers` for one thread, taken from a pool and given back after: fresh (M, n)
+    arrays cost their page faults on every call (12 MB per thread per layer call of the 1M model). Each set is
+    used by one thread at a time; the normals are written whole before they are read, so nothing carries over."""
+    key = (M, n)
+    with _SCRATCH_LOCK:
+        free = _SCRATCH.get(key)
+        bufs = free.pop() if free else None
+    if bufs is None:
+        bufs = _buffers(M, n)
+    try:
+        yield bufs
+    finally:
+        with _SCRATCH_LOCK:
+            if key not in _SCRATCH and len(_SCRATCH) >= _SCRATCH_SHAPES:
+                _SCRATCH.pop(next(iter(_SCRATCH)))  # the oldest shape
+            free = _SCRATCH.setdefault(key, [])
+            if len(free) < max(numba.get_num_threads(), 2):
+                free.append(bufs)
 
 
 def _fused_channels(readout: PhaseReadout, theta_end, omega, sigma, times, sqdt, alpha: float, rng, yc, ys,
