@@ -13,8 +13,8 @@ import pytest
 from mapping.periphery.readout import (PhaseReadout, _fill_normals, _fused_read, free_running_samples,
                                       fused_trig_is_numpys, read_free_running)
 from mapping.seeds import PURPOSE, sequence_rng
-from oscsim.engine import (ExternalDrive, Heun, PhaseNetwork, SaveEvery, StochasticHeun, SubharmonicInjection,
-                           simulate)
+from oscsim.engine import (Dopri5, ExternalDrive, Heun, PhaseNetwork, SaveEvery, SaveSummary, StochasticHeun,
+                           SubharmonicInjection, simulate)
 from oscsim.engine._coupling import block_bounds, coupling_product
 
 
@@ -108,6 +108,21 @@ def test_coupling_written_in_the_group_loop_runs_what_the_dense_coupling_runs(mo
     det = [simulate(m.with_arrays(sigma=0.0) if m is prod else m, Heun(), 0.0, 1.0, 0.1, y0).y_final
            for m in (packed.with_coupling_factors(base, bi, row, elem, ei, omega=om, sigma=0.0), prod)]
     assert np.array_equal(det[0], det[1])
+
+
+def test_coupling_written_in_the_group_loop_under_the_adaptive_loop_and_a_summary():
+    """The other loop template (Dopri5) and a running summary (coherence) run the prepared coupling too."""
+    base, bi, row, elem, ei, _ = _factors(seed=2)
+    G, T = row.shape
+    rng = np.random.default_rng(4)
+    om, y0 = 0.01 * rng.standard_normal((G, T)), rng.uniform(-3, 3, (G, T))
+    packed = PhaseNetwork(np.zeros((1, T)), np.zeros((1, T, T)), harmonics=[[1.0, 0.0], [0.1, 0.2]]).pack()
+    fac = packed.with_coupling_factors(base, bi, row, elem, ei, omega=om, sigma=0.0)
+    prod = packed.with_coupling_product(base, bi, row, elem, ei, omega=om, sigma=0.0)
+    a, b = (simulate(m, Dopri5(), 0.0, 2.0, 0.1, y0, save=SaveEvery(5)) for m in (fac, prod))
+    assert np.array_equal(a.ys, b.ys) and np.array_equal(a.stats["n_accepted"], b.stats["n_accepted"])
+    a, b = (simulate(m, Heun(), 0.0, 1.0, 0.1, y0, save=SaveSummary(t_start=0.5)) for m in (fac, prod))
+    assert np.array_equal(a.coherence, b.coherence)
 
 
 def test_coupling_factors_are_checked():
