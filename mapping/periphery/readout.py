@@ -494,30 +494,21 @@ def _each_block(fn, n_blocks: int) -> None:
     """``fn(i)`` for i < n_blocks on the engine's thread count (``numba.get_num_threads()``; NumPy's ufuncs and
     generators release the GIL on such arrays). Every block draws from its own stream and writes its own slice,
     so the numbers are those of a plain loop whatever the thread count."""
-    n = min(numba.get_num_threads(), n_blocks)
-    if n <= 1:
-        for i in range(n_blocks):
+    def blocks(first, step):
+        for i in range(first, n_blocks, step):
             fn(i)
-        return
-    from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=n) as ex:
-        list(ex.map(fn, range(n_blocks)))
+    _each_worker(blocks, n_blocks)
 
 
 def _each_worker(fn, n_blocks: int) -> None:
     """``fn(first, step)`` on min(numba.get_num_threads(), n_blocks) threads, thread t taking blocks t, t + n, ...
-    (as the engine's group loop): each thread keeps its own scratch across its blocks. Every block draws from
-    its own stream and writes its own slice, so the numbers do not depend on the thread count."""
-    n = max(1, min(numba.get_num_threads(), n_blocks))
-    if n == 1:
-        fn(0, 1)
-        return
-    from concurrent.futures import ThreadPoolExecutor
+    (as the engine's group loop, on the engine's kept thread pool: :func:`oscsim.engine._loop.run_threads`): each
+    thread keeps its own scratch across its blocks. Every block draws from its own stream and writes its own
+    slice, so the numbers do not depend on the thread count."""
+    from oscsim.engine._loop import run_threads
 
-    with ThreadPoolExecutor(max_workers=n) as ex:
-        for f in [ex.submit(fn, t, n) for t in range(n)]:
-            f.result()
+    run_threads(fn, max(1, min(numba.get_num_threads(), n_blocks)))
 
 
 def readout_window_s(config, f0_hz: float) -> float:
