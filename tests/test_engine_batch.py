@@ -173,3 +173,27 @@ def test_coupling_sum_is_the_same_for_any_aligned_bounds(n):
         for got in (run(lo[0], hi[0]), run(wider_lo, wider_hi)):
             np.testing.assert_array_equal(got[0], full[0])
             np.testing.assert_array_equal(got[1], full[1])
+
+
+def test_run_threads_keeps_its_pool_reraises_and_survives_a_fork():
+    """The thread pool the group loop (and the chip readout) run on is kept across calls, an error in a thread
+    reaches the caller, and a forked child gets a pool of its own (a fork copies the pool, not its threads)."""
+    import os
+
+    from oscsim.engine import _loop
+
+    seen = []
+    _loop.run_threads(lambda t, n: seen.append((t, n)), 2)
+    ex = _loop._POOL["executor"]
+    _loop.run_threads(lambda t, n: None, 2)
+    assert _loop._POOL["executor"] is ex and sorted(seen) == [(0, 2), (1, 2)]
+    with pytest.raises(ZeroDivisionError):
+        _loop.run_threads(lambda t, n: 1 / (t - 1), 2)
+    if not hasattr(os, "fork"):
+        return
+    pid = os.fork()
+    if pid == 0:  # the child: a run on two threads must finish (a copied pool without threads would hang)
+        got = []
+        _loop.run_threads(lambda t, n: got.append(t), 2)
+        os._exit(0 if sorted(got) == [0, 1] and _loop._POOL["executor"] is not ex else 3)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0

@@ -190,11 +190,11 @@ def integrate_phase_product(omega, factors: CouplingFactors, y0, *, t1, n_steps:
     """:func:`integrate_phase` with the coupling given by its factors (:class:`CouplingFactors`): the same numbers
     to the bit, without building the (G, N, N) coupling in NumPy.
 
-    The engine path writes C from its factors into a buffer, checks and bounds it in one compiled pass
-    (:meth:`oscsim.engine.PackedPhaseNetwork.with_coupling_product`) and runs a model packed once.
-    ``workspace``: a dict kept by the caller across calls of one layer (a run's windows and batches): the packed
-    model and the coupling buffer live there and are reused (the buffer is overwritten by the next call; the
-    result holds no reference to it). ``backend="numpy"`` materialises C and runs the reference.
+    The engine path hands the factors to the engine, whose group loop writes each group's C (and its column
+    bounds) into that group's scratch before its first step, where it stays in cache
+    (:meth:`oscsim.engine.PackedPhaseNetwork.with_coupling_factors`): the (G, N, N) array is never written.
+    ``workspace``: a dict kept by the caller across calls of one layer (a run's windows and batches): the model
+    packed once lives there. ``backend="numpy"`` materialises C and runs the reference.
     """
     if backend not in ("auto", "engine", "numpy"):
         raise ValueError(f"backend must be 'auto', 'engine' or 'numpy', got {backend!r}")
@@ -214,16 +214,28 @@ def integrate_phase_product(omega, factors: CouplingFactors, y0, *, t1, n_steps:
     ws = {} if workspace is None else workspace
     key = (N, h.tobytes())
     if ws.get("key") != key:  # packed once per layer (harmonics and N fixed), reused by every later call
-        ws.clear()
+        for k in ("key", "packed", "elem_max_abs"):  # this function's entries only (the caller keeps others)
+            ws.pop(k, None)
         ws["key"] = key
         ws["packed"] = E.PhaseNetwork(np.zeros((1, N)), np.zeros((1, N, N)),
                                       harmonics=None if _pure_sine(h) else h).pack()
-    buf = ws.get("buffer")
-    if buf is None or buf.shape != (G, N, N):
-        buf = ws["buffer"] = np.empty((G, N, N))
-    model = ws["packed"].with_coupling_product(factors.base, factors.base_index, factors.row_gain, factors.elem,
-                                               factors.elem_index, out=buf, omega=omega,
-                                               sigma=sig if sig.ndim else np.full((1, N), float(sig)))
+    emax = None
+    if factors.elem is not None and not factors.elem.flags.writeable:  # a layer's constant mismatch: checked once
+        kept = ws.get("elem_max_abs")
+        if kept is None or kept[0] is not factors.elem:
+            from oscsim.engine.phase_factored import max_abs
+
+            peak, finite = max_abs(factors.elem)
+            if not finite:
+                from oscsim.engine._checks import check_finite
+
+                check_finite("elem", factors.elem)  # the message with the first bad index
+            kept = ws["elem_max_abs"] = (factors.elem, peak)
+        emax = kept[1]
+    model = ws["packed"].with_coupling_factors(factors.base, factors.base_index, factors.row_gain, factors.elem,
+                                               factors.elem_index, omega=omega,
+                                               sigma=sig if sig.ndim else np.full((1, N), float(sig)),
+                                               elem_max_abs=emax)
     return _engine(omega, None, h, sigma, float(t1), int(n_steps), y0, seed, save_every, None, model=model)
 
 

@@ -90,7 +90,7 @@ class PhaseSettings:
     integrator: str = "auto"
     amplitude: object = None
     injection: object = None
-    # what the layer's calls share (packed engine model, coupling buffer, per-oscillator constants); not an
+    # what the layer's calls share (packed engine model, per-oscillator constants); not an
     # argument: dataclasses.replace gives the new settings an empty one
     workspace: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -144,8 +144,9 @@ def phase_step(s: PhaseSettings, inp: KuramotoInputs, seeds: LayerSeeds) -> Kura
 
     Network g = (bank, sequence b, head, coordinate j) has the coupling κ (Aq[b, head] · g_bank[b, head, j, :]
     per row) · coupler_gain[bank, head, j]: handed to the engine as these factors
-    (:class:`mapping.backends.integrate.CouplingFactors`), which writes the (G, T, T) matrix once in a compiled
-    pass; per-oscillator constants and the packed model are kept across the layer's calls (``s.workspace``)."""
+    (:class:`mapping.backends.integrate.CouplingFactors`), whose group loop writes each network's (T, T) matrix
+    into that group's scratch before its first step (the (G, T, T) array is never built); per-oscillator
+    constants and the packed model are kept across the layer's calls (``s.workspace``)."""
     theta, A, v = inp.theta, inp.A, inp.v
     B, T, k = theta.shape
     n_heads = s.n_heads

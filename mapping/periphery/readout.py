@@ -35,8 +35,10 @@ energy (for :mod:`mapping.energy`): :func:`readout_window_s` and :func:`readout_
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
+import threading
 from dataclasses import dataclass
 
 import numba
@@ -314,21 +316,31 @@ def read_free_running(readout: PhaseReadout, phases, omega, sigma, *, seed: int,
     yb = phases.reshape(banks, B, -1)
     ob = np.broadcast_to(omega, (G, T)).reshape(banks, B, -1)
     sb = None if samples is None else samples.reshape(samples.shape[0], banks, B, -1)
-    meas = np.empty_like(yb)
-
     fused = sb is None and readout.response == "cosine" and fused_trig_is_numpys()
-    if fused:  # the window's samples are never stored (see _fused_read)
+    if fused:  # draws and chain in one compiled call per block; the window's samples are never stored
         sqdt = np.sqrt(np.diff(np.concatenate([[0.0], times])))
-        alpha = 0.0 if readout.bandwidth_fraction is None else 1.0 - math.exp(
-            -2 * math.pi * readout.bandwidth_fraction * readout.averaging_cycles / readout.n_samples)
+        alpha = _alpha(readout)
+        yc, ys = np.empty_like(yb), np.empty_like(yb)
+
+        def read_blocks(first, step):
+            with _scratch(readout.n_samples, yb.shape[-1]) as buffers:  # one set per thread for its blocks
+                for block in range(first, banks * B, step):
+                    bank, b = divmod(block, B)
+                    rng = sequence_rng(seed, PURPOSE["readout"], int(sequences[b]), bank)
+                    sg = sigma if np.ndim(sigma) == 0 else np.reshape(sigma, (banks, B, -1))[bank, b]
+                    _fused_channels(readout, yb[bank, b], ob[bank, b], sg, times, sqdt, alpha, rng, yc[bank, b],
+                                    ys[bank, b], buffers)
+
+        _each_worker(read_blocks, banks * B)
+        # the ADC and the inversion are elementwise: one NumPy pass over all blocks gives each block's bits
+        return readout.invert(readout.convert(yc), readout.convert(ys)).reshape(G, T)
+
+    meas = np.empty_like(yb)
 
     def read(block):
         bank, b = divmod(block, B)
         rng = sequence_rng(seed, PURPOSE["readout"], int(sequences[b]), bank)
         sg = sigma if np.ndim(sigma) == 0 else np.reshape(sigma, (banks, B, -1))[bank, b]
-        if fused:
-            meas[bank, b] = _fused_read(readout, yb[bank, b], ob[bank, b], sg, times, sqdt, alpha, rng)
-            return
         smp = free_running_samples(yb[bank, b], ob[bank, b], sg, times, rng) if sb is None else sb[:, bank, b]
         meas[bank, b] = readout.measure_samples(smp, rng if readout.noise_rad > 0 else None)
 
@@ -356,27 +368,93 @@ def _cos_sin(x, c, s):
         s[i] = np.sin(x[i])
 
 
+def _alpha(readout: PhaseReadout) -> float:
+    """The low-pass's update factor α per sample (0 without a filter)."""
+    if readout.bandwidth_fraction is None:
+        return 0.0
+    return 1.0 - math.exp(-2 * math.pi * readout.bandwidth_fraction * readout.averaging_cycles / readout.n_samples)
+
+
+def _buffers(M: int, n: int):
+    """Scratch for one block's normals: the free run's increments and the two channels' sampler noise, (M, n) each."""
+    return np.empty((M, n)), np.empty((M, n)), np.empty((M, n))
+
+
+_SCRATCH: dict = {}  # (M, n) -> scratch sets not in use (every use overwrites what it reads)
+_SCRATCH_LOCK = threading.Lock()
+_SCRATCH_SHAPES = 4  # shapes kept (a run has one; a benchmark a few)
+
+
+@contextlib.contextmanager
+def _scratch(M: int, n: int):
+    """A scratch set of :func:`_buffers` for one thread, taken from a pool and given back after: fresh (M, n)
+    arrays cost their page faults on every call (12 MB per thread per layer call of the 1M model). Each set is
+    used by one thread at a time; the normals are written whole before they are read, so nothing carries over."""
+    key = (M, n)
+    with _SCRATCH_LOCK:
+        free = _SCRATCH.get(key)
+        bufs = free.pop() if free else None
+    if bufs is None:
+        bufs = _buffers(M, n)
+    try:
+        yield bufs
+    finally:
+        with _SCRATCH_LOCK:
+            if key not in _SCRATCH and len(_SCRATCH) >= _SCRATCH_SHAPES:
+                _SCRATCH.pop(next(iter(_SCRATCH)))  # the oldest shape
+            free = _SCRATCH.setdefault(key, [])
+            if len(free) < max(numba.get_num_threads(), 2):
+                free.append(bufs)
+
+
+def _fused_channels(readout: PhaseReadout, theta_end, omega, sigma, times, sqdt, alpha: float, rng, yc, ys,
+                    buffers=None) -> None:
+    """The averaged channels (yc, ys), written in place, of ``readout.average_channels(free_running_samples(theta_end,
+    omega, sigma, times, rng), rng)`` of a cosine detector, to the bit, in one compiled call.
+
+    The normals are drawn inside the compiled code from ``rng`` itself (Numba runs NumPy's ``Generator`` algorithms
+    on the generator's own bit generator, whose state it advances: the same numbers, in the same order, as the
+    NumPy calls: the free run's Brownian increments (M, n), then each channel's sampler noise (M, n)) into
+    ``buffers`` (three (M, n) arrays, reused across blocks), and the chain runs per oscillator with the same
+    operations in the same order (libm's cos, sin as NumPy calls them; the sums of the window in sample order,
+    as NumPy reduces over a leading axis)."""
+    n, M = theta_end.shape[0], times.shape[0]
+    sig = np.ascontiguousarray(np.broadcast_to(np.asarray(sigma, dtype=np.float64), (n,)))
+    noise = readout.sample_noise
+    if noise > 0 and not readout.noise_rad > 0:
+        raise ValueError("PhaseReadout needs an rng when noise_rad > 0")
+    zp, zc, zs = _buffers(M, n) if buffers is None else buffers
+    _draw_and_average(rng, np.ascontiguousarray(theta_end), np.ascontiguousarray(omega), sig, times, sqdt,
+                      bool(np.any(sig > 0)), readout.bandwidth_fraction is not None, alpha, noise, noise > 0,
+                      zp, zc, zs, yc, ys)
+
+
 def _fused_read(readout: PhaseReadout, theta_end, omega, sigma, times, sqdt, alpha: float, rng) -> np.ndarray:
     """``readout.measure_samples(free_running_samples(theta_end, omega, sigma, times, rng), rng)`` of a cosine
-    detector, to the bit, without the (M, n) arrays of samples and channels: the same normals are drawn from
-    ``rng`` in the same order (the free run's Brownian increments, then each channel's sampler noise) and the
-    chain runs per oscillator in one compiled loop with the same operations in the same order (libm's cos,
-    sin as NumPy calls them; the sums of the window in sample order, as NumPy reduces over a leading axis)."""
-    n, M = theta_end.shape[0], times.shape[0]
-    sig = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (n,))
-    zp = rng.standard_normal((M, n)) if np.any(sig > 0) else np.zeros((0, n))
-    noise = readout.sample_noise
-    if noise > 0:
-        if readout.noise_rad > 0:
-            zc, zs = rng.standard_normal((M, n)), rng.standard_normal((M, n))
-        else:
-            raise ValueError("PhaseReadout needs an rng when noise_rad > 0")
-    else:
-        zc = zs = np.zeros((0, n))
+    detector, to the bit (:func:`_fused_channels`, then the ADC and the inversion)."""
+    n = theta_end.shape[0]
     yc, ys = np.empty(n), np.empty(n)
-    _averaged_channels(np.ascontiguousarray(theta_end), np.ascontiguousarray(omega), np.ascontiguousarray(sig),
-                       times, sqdt, zp, readout.bandwidth_fraction is not None, alpha, noise, zc, zs, yc, ys)
+    _fused_channels(readout, theta_end, omega, sigma, times, sqdt, alpha, rng, yc, ys)
     return readout.invert(readout.convert(yc), readout.convert(ys))
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _fill_normals(rng, z):
+    """z[k, i] = rng.standard_normal() in C order: the numbers ``rng.standard_normal(z.shape)`` returns."""
+    for k in range(z.shape[0]):
+        for i in range(z.shape[1]):
+            z[k, i] = rng.standard_normal()
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _draw_and_average(rng, theta_end, omega, sig, t, sqdt, walk, filt, alpha, noise, sampler, zp, zc, zs, yc, ys):
+    if walk:
+        _fill_normals(rng, zp)
+    if sampler:
+        _fill_normals(rng, zc)
+        _fill_normals(rng, zs)
+    _averaged_channels(theta_end, omega, sig, t, sqdt, zp if walk else zp[:0], filt, alpha, noise,
+                       zc if sampler else zc[:0], zs if sampler else zs[:0], yc, ys)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -416,15 +494,21 @@ def _each_block(fn, n_blocks: int) -> None:
     """``fn(i)`` for i < n_blocks on the engine's thread count (``numba.get_num_threads()``; NumPy's ufuncs and
     generators release the GIL on such arrays). Every block draws from its own stream and writes its own slice,
     so the numbers are those of a plain loop whatever the thread count."""
-    n = min(numba.get_num_threads(), n_blocks)
-    if n <= 1:
-        for i in range(n_blocks):
+    def blocks(first, step):
+        for i in range(first, n_blocks, step):
             fn(i)
-        return
-    from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=n) as ex:
-        list(ex.map(fn, range(n_blocks)))
+    _each_worker(blocks, n_blocks)
+
+
+def _each_worker(fn, n_blocks: int) -> None:
+    """``fn(first, step)`` on min(numba.get_num_threads(), n_blocks) threads, thread t taking blocks t, t + n, ...
+    (as the engine's group loop, on the engine's kept thread pool: :func:`oscsim.engine._loop.run_threads`): each
+    thread keeps its own scratch across its blocks. Every block draws from its own stream and writes its own
+    slice, so the numbers do not depend on the thread count."""
+    from oscsim.engine._loop import run_threads
+
+    run_threads(fn, max(1, min(numba.get_num_threads(), n_blocks)))
 
 
 def readout_window_s(config, f0_hz: float) -> float:

@@ -8,6 +8,12 @@ inside the chip's layer hook, and the engine's work (oscillator-steps, coupling 
 actually runs); the circuit rung against ngspice on the same compiled head (:func:`compare_levels`, one
 netlist, one process); and `oscsim bench integrator`'s ``engine_vs_brian2`` and ``gemm_fraction``.
 
+The macromodel runs, which the engine figures come from, are measured warm: each is preceded by a warm-up run of
+one window of the same length on the same chip (untimed in the figures; its own timers are kept as
+``engine_cold``), so the first calls' compilation and Numba cache loading (about a second of coupling build and
+readout here, as much as the whole warm run of the tiny model) are not counted as chip time. The circuit and
+STNO runs are not warmed up (one window each, minutes for the circuit): their tokens/s include first calls.
+
 When no trained ``kuramoto-1m`` bundle is installed, the 1M model is a freshly initialised one of the bundled
 1M configuration (``oscsim.nn.model_config("kuramoto", "1m")``, torch seed 0): the figures are speeds, not
 fidelities, and the result says so (``models.1m``).
@@ -35,17 +41,40 @@ _EVALS = {1: 1, 3: 2, 5: 4}
 
 def _coupling_flops_per_eval(P) -> float:
     """Flops of one drift evaluation's coupling products over all groups: 2 products × 2 flops per entry of
-    the columns the kernel runs (per block of 4 rows, [lo, hi)), per harmonic. 0 for a non-phase model."""
+    the columns the kernel runs (per block of 4 rows, [lo, hi)), per harmonic. 0 for a non-phase model.
+
+    A model whose coupling the group loop writes from its factors (``FactoredPhaseNetwork``) carries no bounds:
+    they are those of the product, found here by writing it in chunks of groups (after the run, outside the
+    timers)."""
     try:
         if P[1].ndim == 4:  # general kernel: (omega, cr, ci, a_m, b_m, lo, hi, ...)
             m, lo, hi = P[3].shape[0] * (2 if P[2].shape[2] else 1), P[5], P[6]
-        elif P[1].ndim == 3:  # sine kernel: (omega, C, lo, hi, ...)
+        elif P[1].ndim == 3 and P[2].ndim == 2:  # sine kernel: (omega, C, lo, hi, ...)
             m, lo, hi = 1, P[2], P[3]
+        elif P[1].ndim == 3 and P[2].ndim == 1:  # factors: (omega, base, bi, row_gain, elem, ei, [a_m, b_m,] ...)
+            m = P[6].shape[0] if P[6].ndim == 1 else 1
+            return 16.0 * m * _factored_columns(*P[1:6])
         else:
             return 0.0
         return 16.0 * m * float(np.sum(hi - lo))
     except (AttributeError, IndexError, TypeError):
         return 0.0
+
+
+def _factored_columns(base, bi, row_gain, elem, ei, chunk: int = 64) -> float:
+    """Σ (hi − lo) of the block bounds of C[g] = (base[bi[g]] · row_gain[g]) · elem[ei[g]] over the groups."""
+    from oscsim.engine._coupling import coupling_product
+
+    G, n = row_gain.shape
+    has_elem = elem.shape[0] > 0
+    buf = np.empty((min(chunk, G), n, n))
+    total = 0.0
+    for a in range(0, G, chunk):
+        s = slice(a, min(a + chunk, G))
+        _, lo, hi, _ = coupling_product(base, bi[s], row_gain[s], elem if has_elem else None,
+                                        ei[s] if has_elem else None, out=buf[:s.stop - a])
+        total += float(np.sum(hi - lo))
+    return total
 
 
 @contextlib.contextmanager
@@ -63,13 +92,15 @@ def engine_timers():
     acc = {"integration_s": 0.0, "chip_s": 0.0, "oscillator_steps": 0.0, "coupling_flops": 0.0}
     run_groups, hook = sim.run_groups, KuramotoBackend.run_hook
 
+    runs = []  # (drift evaluations, P) of each integration: their flops are counted after the run
+
     def timed_groups(loop, n_groups, args):
         t0 = time.perf_counter()
         run_groups(loop, n_groups, args)
         acc["integration_s"] += time.perf_counter() - t0
         y0, n_steps, P, n_stage = args[0], int(args[3]), args[6], int(args[13])
         acc["oscillator_steps"] += float(y0.shape[0] * y0.shape[1] * n_steps)
-        acc["coupling_flops"] += n_steps * _EVALS.get(n_stage, 1) * _coupling_flops_per_eval(P)
+        runs.append((n_steps * _EVALS.get(n_stage, 1), P))
 
     def timed_hook(self, *a, **k):
         t0 = time.perf_counter()
@@ -83,6 +114,7 @@ def engine_timers():
         yield acc
     finally:
         sim.run_groups, KuramotoBackend.run_hook = run_groups, hook
+        acc["coupling_flops"] += sum(e * _coupling_flops_per_eval(P) for e, P in runs)
 
 
 def _models():
@@ -130,6 +162,8 @@ def _closed_form_rate(model, x, repeats: int) -> float:
 
 
 def _chip_rate(model, device: str, x, timed: bool):
+    """(figures, engine timers or None, warm-up timers or None) of one chip run; a timed run is preceded by an
+    untimed warm-up of one window (see the module notes)."""
     from ..compiler.build import compile as compile_chip
     from ..config import ChipConfig
     from .inference import run
@@ -141,12 +175,18 @@ def _chip_rate(model, device: str, x, timed: bool):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         chip = compile_chip(model, ChipConfig(device=device))
+        cold = None
+        if timed:  # first calls (compilation, cache loading) outside the figures
+            with engine_timers() as cold:
+                t0 = time.perf_counter()
+                run(chip, x[:1], seed=0, progress=False, closed_form=False)
+                cold["wall_s"] = time.perf_counter() - t0
         with engine_timers() if timed else contextlib.nullcontext() as acc:
             r = run(chip, x, seed=0, progress=False, closed_form=False)
     out = {"tokens_per_s": r.n_tokens / r.wall_s, "tokens": r.n_tokens, "windows": int(x.shape[0]),
            "tokens_per_window": int(x.shape[1]), "wall_s": r.wall_s, "backend": r.backend,
            "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught})}
-    return out, acc
+    return out, acc, None if cold is None else dict(cold)
 
 
 def _ngspice(T: int) -> dict:
@@ -195,15 +235,16 @@ def chip_throughput(*, quick: bool = False, competitors: bool = True, progress=l
     rates: dict = {c: {} for c in CHIPS}
     closed: dict = {}
     engine: dict = {}
+    engine_cold: dict = {}
     for size, model in models.items():
         n, T = work[("macromodel", size)]
         closed[size] = _closed_form_rate(model, _windows(T, n), 1 if quick else 3)
         for kind, device in CHIPS.items():
             n, T = work[(kind, size)]
             progress(f"{kind} chip, {size} model, {n} x {T} tokens")
-            rates[kind][size], acc = _chip_rate(model, device, _windows(T, n), timed=kind == "macromodel")
+            rates[kind][size], acc, cold = _chip_rate(model, device, _windows(T, n), timed=kind == "macromodel")
             if acc is not None:
-                engine[size] = dict(acc)
+                engine[size], engine_cold[size] = dict(acc), cold
             phase(f"{kind}_{size}")
     gemms.append(gemm_rate(repeats=5))
     gemm = max(gemms)
@@ -233,10 +274,12 @@ def chip_throughput(*, quick: bool = False, competitors: bool = True, progress=l
         "gemm_fraction": integ["gemm_fraction"],
         "chips": rates,
         "engine": engine,
+        "engine_cold": engine_cold,
         "models": how,
         "notes": ("chip tokens/s: mapping.run wall time (the model's forward with the chip hook, closed form off), "
                   "default ChipConfig of each device; engine fraction: time in the engine's group loop / time in "
-                  "the Kuramoto layer hook (macromodel chip); coupling flops: 2 products x 2 flops per entry of "
+                  "the Kuramoto layer hook (macromodel chip), measured warm (after an untimed one-window warm-up run, whose "
+                  "timers are engine_cold); coupling flops: 2 products x 2 flops per entry of "
                   "the columns the kernel runs (causal bounds), per harmonic, 2 drift evaluations per Heun step; "
                   "engine_vs_gemm: that rate / the float64 numpy.matmul rate measured in this process"),
         "skipped": None if competitors else skipped,

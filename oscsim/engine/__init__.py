@@ -9,6 +9,7 @@ See ``docs/engine.md`` for the guide.
 
 from .custom_ode import CustomODE
 from .drives import ExternalDrive, SubharmonicInjection
+from .phase_factored import FactoredPhaseNetwork
 from .phase_network import PackedPhaseNetwork, PhaseNetwork
 from .rng import brownian_increments, standard_normals
 from .saving import SaveAt, SaveEvery, SaveSummary
@@ -34,6 +35,7 @@ __all__ = [
     "cuda_available",
     "PhaseNetwork",
     "PackedPhaseNetwork",
+    "FactoredPhaseNetwork",
     "StuartLandauNetwork",
     "CustomODE",
     "SubharmonicInjection",

@@ -154,6 +154,12 @@ class EngineModel:
         """The object `simulate` runs: the model itself, or its packed form (`PhaseNetwork.pack`)."""
         return self
 
+    def _prepare(self):
+        """The compiled ``prepare(g, P, ws)`` the group loop calls before a group's first step (`_templates`)."""
+        from ._templates import no_prepare
+
+        return no_prepare
+
     @property
     def n_groups(self) -> int:
         """G if any parameter is per group, else 1 (the model then fits any number of groups)."""

@@ -22,10 +22,12 @@ from . import _templates
 __all__ = ["render", "render_custom", "sources_hash", "kernel_name", "FIXED_ARGS", "ADAPTIVE_ARGS"]
 
 MODEL_KERNELS = {
-    # model key suffix -> (module, drift, phases)
-    "phase_sine": ("phase_network", "_drift_sine", "_phases_identity"),
-    "phase_general": ("phase_network", "_drift_general", "_phases_identity"),
-    "stuart_landau": ("stuart_landau", "_drift_sl", "_phases_sl"),
+    # model key suffix -> (module, drift, phases, prepare)
+    "phase_sine": ("phase_network", "_drift_sine", "_phases_identity", "no_prepare"),
+    "phase_general": ("phase_network", "_drift_general", "_phases_identity", "no_prepare"),
+    "phase_sine_factors": ("phase_factored", "_drift_sine_factors", "_phases_identity", "_prepare_factors"),
+    "phase_general_factors": ("phase_factored", "_drift_general_factors", "_phases_identity", "_prepare_factors"),
+    "stuart_landau": ("stuart_landau", "_drift_sl", "_phases_sl", "no_prepare"),
 }
 FIXED_SOLVERS = {
     "EulerMaruyama": "euler_maruyama",
@@ -49,7 +51,8 @@ _KINDS = {"fixed": ("group_fixed", FIXED_ARGS), "adaptive": ("group_adaptive", A
 
 # Every engine source the generated loops inline or call: Numba's disk cache is keyed on the generated file
 # alone and does not notice a change in a function it calls, so all of these go into the cache key.
-_HASHED = ("_codegen", "_templates", "_coupling", "rng", "phase_network", "stuart_landau", "custom_ode")
+_HASHED = ("_codegen", "_templates", "_coupling", "rng", "phase_network", "phase_factored", "stuart_landau",
+           "custom_ode")
 
 
 def kernel_name(kind: str, model_key: tuple, solver) -> str | None:
@@ -83,13 +86,14 @@ def _wrap(args: str, indent: str) -> str:
     return ("\n" + indent).join(out)
 
 
-def _specialise(template: str, name: str, step: str, drift: str, phases: str | None) -> str:
-    """The source of ``_templates.<template>`` with its step/drift/phases arguments replaced by globals."""
+def _specialise(template: str, name: str, step: str, drift: str, phases: str | None, prepare: str) -> str:
+    """The source of ``_templates.<template>`` with its step/drift/phases/prepare arguments replaced by globals."""
     src = inspect.getsource(getattr(_templates, template))
     src = re.sub(r"@nb\.njit\([^\n]*\n", "@nb.njit(cache=True, fastmath=False)\n", src, count=1)
-    src = src.replace(f"def {template}(step, drift, phases, g,", f"def {name}(g,")
-    src = src.replace(f"def {template}(step, drift, g,", f"def {name}(g,")
+    src = src.replace(f"def {template}(step, drift, phases, prepare, g,", f"def {name}(g,")
+    src = src.replace(f"def {template}(step, drift, prepare, g,", f"def {name}(g,")
     src = re.sub(r"\bstep\(drift, ", f"{step}(", src)
+    src = re.sub(r"\bprepare\(g, ", f"{prepare}(g, ", src)
     if phases is not None:
         src = re.sub(r"\bphases\(", f"{phases}(", src)
     return src.rstrip()
@@ -129,7 +133,8 @@ def _solver_constants_imports(smods) -> list[str]:
     return lines
 
 
-def _loop_block(kind: str, smod: str, name: str, step: str, drift: str, phases: str | None) -> list[str]:
+def _loop_block(kind: str, smod: str, name: str, step: str, drift: str, phases: str | None,
+                prepare: str = "no_prepare") -> list[str]:
     """A solver step, the group loop over it, and the strided multi-group entry point ``name``."""
     template, args = _KINDS[kind]
     group = f"_g_{name}"
@@ -139,7 +144,7 @@ def _loop_block(kind: str, smod: str, name: str, step: str, drift: str, phases: 
         _specialise_step(smod, step, drift),
         "",
         "",
-        _specialise(template, group, step, drift, phases),
+        _specialise(template, group, step, drift, phases, prepare),
         "",
         "",
         "@nb.njit(cache=True, nogil=True)",
@@ -153,7 +158,7 @@ _HEADER = [
     "import numba as nb",
     "import numpy as np",
     "",
-    "from oscsim.engine._templates import _INV_SQRT3, _accumulate, _all_finite, step_time",
+    "from oscsim.engine._templates import _INV_SQRT3, _accumulate, _all_finite, no_prepare, step_time",
     "from oscsim.engine.rng import fill_normals, seed_state",
 ]
 
@@ -195,18 +200,19 @@ def render() -> str:
         *_HEADER,
     ]
     imported = []
-    for mod, drift, ph in MODEL_KERNELS.values():
-        line = f"from oscsim.engine.{mod} import {drift}, {ph}"
+    for mod, drift, ph, prep in MODEL_KERNELS.values():
+        names = ", ".join([drift, ph] + ([prep] if prep != "no_prepare" else []))
+        line = f"from oscsim.engine.{mod} import {names}"
         if line not in imported:
             imported.append(line)
     imported += _solver_constants_imports({**FIXED_SOLVERS, **ADAPTIVE_SOLVERS}.values())
     lines += imported
-    for key, (mod, drift, ph) in MODEL_KERNELS.items():
+    for key, (mod, drift, ph, prep) in MODEL_KERNELS.items():
         for kind, solvers in (("fixed", FIXED_SOLVERS), ("adaptive", ADAPTIVE_SOLVERS)):
             for cls, smod in solvers.items():
                 name = f"{kind}__{key}__{cls}"
                 phases = ph if kind == "fixed" else None
-                lines += _loop_block(kind, smod, name, f"_step__{key}__{cls}", drift, phases)
+                lines += _loop_block(kind, smod, name, f"_step__{key}__{cls}", drift, phases, prep)
     return "\n".join(lines) + "\n"
 
 

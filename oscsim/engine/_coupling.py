@@ -12,7 +12,7 @@ import numba as nb
 import numpy as np
 
 __all__ = ["ALIGN", "block_bounds", "checked_block_bounds", "coupling_product", "fused_two_products", "group_index",
-           "work_vectors"]
+           "work_vectors", "write_factored"]
 
 BLOCK = 4
 # Column bounds are multiples of ALIGN (or N): see `block_bounds` for why. 16 is a multiple of the columns one
@@ -286,32 +286,41 @@ def _factor(name, mats, index_name, index, G, n):
     return mats, index
 
 
+@nb.njit(cache=True, boundscheck=False, inline="always")
+def write_factored(bm, r, em, has_elem, om, lo, hi, align):
+    """One group's C = (bm · r[:, None]) · em into ``om`` (N, N), its `block_bounds` into ``lo``/``hi`` (any real
+    dtype) and its count of non-finite entries (returned): the pass `coupling_product` runs per group, and the
+    one a `FactoredPhaseNetwork` runs into the group's scratch before its first step."""
+    n = om.shape[1]
+    nf = 0
+    for b in range(lo.shape[0]):
+        first = n
+        last = -1
+        for i in range(b * BLOCK, min(b * BLOCK + BLOCK, n)):
+            ri = r[i]
+            if has_elem:
+                for j in range(n):
+                    om[i, j] = (bm[i, j] * ri) * em[i, j]
+            else:
+                for j in range(n):
+                    om[i, j] = bm[i, j] * ri
+            f, la, nfr = _row_span(om[i], n)
+            nf += nfr
+            first = min(first, f)
+            last = max(last, la)
+        if last >= 0:
+            lo[b] = (first // align) * align
+            hi[b] = min(-((-(last + 1)) // align) * align, n)
+        else:
+            lo[b] = 0
+            hi[b] = 0
+    return nf
+
+
 @nb.njit(cache=True, nogil=True, boundscheck=False)
 def _product_groups(g_first, g_step, base, base_index, row_gain, elem, elem_index, out, lo, hi, bad, align):
-    n = out.shape[2]
-    nblk = lo.shape[1]
     has_elem = elem.shape[0] > 0
     for g in range(g_first, out.shape[0], g_step):
         bm = base[base_index[g]]
         em = elem[elem_index[g]] if has_elem else base[base_index[g]]
-        om = out[g]
-        nf = 0
-        for b in range(nblk):
-            first = n
-            last = -1
-            for i in range(b * BLOCK, min(b * BLOCK + BLOCK, n)):
-                r = row_gain[g, i]
-                if has_elem:
-                    for j in range(n):
-                        om[i, j] = (bm[i, j] * r) * em[i, j]
-                else:
-                    for j in range(n):
-                        om[i, j] = bm[i, j] * r
-                f, la, nfr = _row_span(om[i], n)
-                nf += nfr
-                first = min(first, f)
-                last = max(last, la)
-            if last >= 0:
-                lo[g, b] = (first // align) * align
-                hi[g, b] = min(-((-(last + 1)) // align) * align, n)
-        bad[g] = nf
+        bad[g] = write_factored(bm, row_gain[g], em, has_elem, out[g], lo[g], hi[g], align)

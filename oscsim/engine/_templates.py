@@ -1,7 +1,9 @@
 """The bodies of the compiled time loops: one for fixed-step methods, one for the adaptive pair.
 
 `group_fixed` and `group_adaptive` integrate one group over the whole run and take the solver's ``step``
-and the model's ``drift`` (and ``phases``) as compiled-function arguments. Numba embeds the addresses of
+and the model's ``drift`` (and ``phases``, and ``prepare``: what a model writes into the group's scratch before
+its first step, e.g. the group's coupling matrix from its factors; `no_prepare` for most) as compiled-function
+arguments. Numba embeds the addresses of
 such arguments, so a loop compiled from them cannot be cached on disk: `_codegen` therefore reads these
 functions' source and writes copies with the arguments replaced by globals, and `_kernel_cache` stores
 those copies in the user cache. This module imports nothing of the engine but `rng`, so the loader, the
@@ -15,7 +17,7 @@ import numpy as np
 
 from .rng import fill_normals, seed_state
 
-__all__ = ["group_fixed", "group_adaptive", "step_time"]
+__all__ = ["group_fixed", "group_adaptive", "step_time", "no_prepare"]
 
 # The time integral of W over a substep d is d*W(t) + d*dw/2 plus an independent Gaussian part of standard
 # deviation d*sqrt(d)/(2*sqrt(3)): hence the factor 1/sqrt(3) on the second normal draw below.
@@ -29,6 +31,12 @@ def step_time(tgrid, n, t0, dt, n_steps, h_last):
     if tgrid.shape[0] > 0:
         return tgrid[n], tgrid[n + 1] - tgrid[n]
     return t0 + n * dt, (dt if n < n_steps - 1 else h_last)
+
+
+@nb.njit(cache=True, inline="always")
+def no_prepare(g, P, ws):
+    """The ``prepare`` of a model whose drift needs nothing written per group before the first step."""
+    return None
 
 
 @nb.njit(cache=True)
@@ -55,7 +63,7 @@ def _accumulate(g, cs, sn, mean_re, mean_im, coh, do_coh):
 
 
 @nb.njit(fastmath=False)  # template: _codegen writes cached copies with step/drift/phases as globals
-def group_fixed(step, drift, phases, g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, noisy, need_area, seed, m_sub,
+def group_fixed(step, drift, phases, prepare, g, y0, t0, dt, n_steps, h_last, tgrid, P, sig, noisy, need_area, seed, m_sub,
                 ws_len, n_stage, save_steps, ys, summ_on, summ_start, summ_every, mean_re, mean_im, coh, n_summ,
                 yfin, fail_step, fail_t):
     """Integrate group ``g`` over the whole run."""
@@ -67,6 +75,7 @@ def group_fixed(step, drift, phases, g, y0, t0, dt, n_steps, h_last, tgrid, P, s
     ynew = np.empty(D)
     K = np.empty((n_stage, D))
     ws = np.empty(ws_len)
+    prepare(g, P, ws)
     sg = sig[g * np.int64(sig.shape[0] > 1)]
     dW = np.zeros(D)
     area = np.zeros(D)
@@ -126,7 +135,7 @@ def group_fixed(step, drift, phases, g, y0, t0, dt, n_steps, h_last, tgrid, P, s
 
 
 @nb.njit(fastmath=False)  # template, as group_fixed
-def group_adaptive(step, drift, g, y0, t0, dt, targets, save_flag, P, ws_len, n_stage, rtol, atol, max_steps, ys,
+def group_adaptive(step, drift, prepare, g, y0, t0, dt, targets, save_flag, P, ws_len, n_stage, rtol, atol, max_steps, ys,
                    yfin, n_acc, n_rej, fail_code, fail_t):
     """Integrate group ``g`` with an adaptive embedded pair, landing on every target time."""
     D = y0.shape[1]
@@ -134,6 +143,7 @@ def group_adaptive(step, drift, g, y0, t0, dt, targets, save_flag, P, ws_len, n_
     ynew = np.empty(D)
     K = np.empty((n_stage, D))
     ws = np.empty(ws_len)
+    prepare(g, P, ws)
     t = t0
     h = dt
     si = 0

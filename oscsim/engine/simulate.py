@@ -9,6 +9,7 @@ import numpy as np
 
 from ._loop import get_adaptive_loop, get_fixed_loop, run_groups
 from .custom_ode import CustomODE
+from .phase_factored import FactoredPhaseNetwork
 from .phase_network import PackedPhaseNetwork, PhaseNetwork
 from .saving import SaveAt, SaveEvery, SaveSummary
 from .solution import SimulationError, Solution
@@ -17,7 +18,7 @@ from .stuart_landau import StuartLandauNetwork
 
 __all__ = ["simulate"]
 
-_MODELS = (PhaseNetwork, PackedPhaseNetwork, StuartLandauNetwork, CustomODE)
+_MODELS = (PhaseNetwork, PackedPhaseNetwork, FactoredPhaseNetwork, StuartLandauNetwork, CustomODE)
 _SAVES = (SaveEvery, SaveAt, SaveSummary)
 _OPTIONS = ("save", "seed", "brownian_substeps", "backend")
 _BACKENDS = ("cpu", "cuda")
@@ -265,7 +266,7 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
                                mean_im, coh, n_summ, yfin, fail_step, fail_t))
         stats["wall_time_s"] = time.perf_counter() - tic
     else:
-        loop = get_fixed_loop(model_key, drift, phases, solver)
+        loop = get_fixed_loop(model_key, drift, phases, solver, model._prepare())
         tic = time.perf_counter()
         run_groups(loop, G, (
             ystate, t0, dt, np.int64(n_steps), h_last, tgrid, P, sig, noisy, bool(solver.needs_area and noisy),
@@ -343,7 +344,7 @@ def _run_adaptive(model, solver, t0, t1, dt, ystate, save, P, drift, model_key, 
     n_rej = np.zeros(G, dtype=np.int64)
     fail_code = np.zeros(G, dtype=np.int64)
     fail_t = np.zeros(G)
-    loop = get_adaptive_loop(model_key, drift, solver)
+    loop = get_adaptive_loop(model_key, drift, solver, model._prepare())
     tic = time.perf_counter()
     run_groups(loop, G, (
         ystate, t0, dt, targets, save_flag, P, np.int64(model._work_size()), np.int64(solver.n_stages),
