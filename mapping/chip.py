@@ -34,6 +34,7 @@ from .compiler.device import ChipDevice
 from .compiler.schedule import unit_shape
 from .config import ChipConfig, config_to_dict
 from .periphery.quantise import Quantiser
+from .seeds import PHYSICAL_STREAM  # re-exported: the chip's public name of the physical-tile stream key
 
 __all__ = ["FORMAT", "Chip", "LayerMap", "TileMap", "save_chip", "coupler_spread_draw", "PHYSICAL_STREAM"]
 
@@ -43,8 +44,6 @@ and ``power_w`` from the mismatch draw, and the coupler in ``coupling_rule``. Ve
 resource count of :mod:`mapping.compiler.resources` (``phase_detectors`` added; ``readout_channels`` two per
 detector, as the area and energy models count them). Version 4: ``config`` has ``array``, ``node_nm`` and
 ``node_flavor``; the chip records its ``schedule`` and every layer its ``tiles``."""
-PHYSICAL_STREAM = 2**31 - 1
-"""Second key of the mismatch streams of a multiplexed chip's physical tiles (a layer index never reaches it)."""
 KINDS = ("kuramoto", "ssa")
 LAYER_KINDS = ("kuramoto", "ssa-pairwise", "ssa1d-collective")
 CHIP_LAYER_KINDS = {"kuramoto": ("kuramoto",), "ssa": ("ssa-pairwise", "ssa1d-collective")}

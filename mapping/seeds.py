@@ -19,7 +19,12 @@ import numpy as np
 
 from hw_models.streams import keyed_normals, stream_seeds
 
-__all__ = ["stream_seeds", "sequence_rng", "layer_seed", "keyed_normals", "PURPOSE", "LayerSeeds"]
+__all__ = ["stream_seeds", "sequence_rng", "layer_seed", "keyed_normals", "PURPOSE", "LayerSeeds", "PHYSICAL_STREAM"]
+
+PHYSICAL_STREAM = 2**31 - 1
+"""Second key of the mismatch streams of a multiplexed chip's physical tiles and shared score units (a layer index
+never reaches it). Kept here, not in :mod:`mapping.chip`, so that a backend can read it without importing the chip
+(which imports the backends)."""
 
 #: Distinct stream families of one run (so the readout of a sequence never reuses its oscillators' noise);
 #: ``physical`` marks the keys of a multiplexed chip's physical runs (:meth:`LayerSeeds.unit_streams`).

@@ -1,7 +1,7 @@
 """The chip layer's hot path gives the numbers of the plain NumPy path to the bit (issue 22, item 1).
 
 The coupling written from its factors (:func:`oscsim.engine._coupling.coupling_product`, or group by group
-inside the engine's group loop: :meth:`oscsim.engine.PackedPhaseNetwork.with_coupling_factors`), the fused readout
+inside the engine's group loop: :func:`oscsim.engine.with_coupling_factors`), the fused readout
 chain with its normals drawn inside the compiled code (:func:`mapping.periphery.readout._fused_read`,
 :func:`~mapping.periphery.readout._fill_normals`) and the layer's workspace (packed model, buffer and
 constants kept across calls) are speed-ups only: each is checked against the NumPy expressions it replaces.
@@ -14,7 +14,7 @@ from mapping.periphery.readout import (PhaseReadout, _fill_normals, _fused_read,
                                       fused_trig_is_numpys, read_free_running)
 from mapping.seeds import PURPOSE, sequence_rng
 from oscsim.engine import (Dopri5, ExternalDrive, Heun, PhaseNetwork, SaveEvery, SaveSummary, StochasticHeun,
-                           SubharmonicInjection, simulate)
+                           SubharmonicInjection, simulate, with_coupling_factors)
 from oscsim.engine._coupling import block_bounds, coupling_product
 
 
@@ -97,7 +97,7 @@ def test_coupling_written_in_the_group_loop_runs_what_the_dense_coupling_runs(mo
     kw = {"sine": {}, "harmonics": {"harmonics": np.array([[1.0, 0.0], [0.2, 0.1], [0.0, -0.05]])},
           "terms": {"injection": SubharmonicInjection(0.4, order=2, phase=0.1), "drive": ExternalDrive(0.2, 1.3)}}
     packed = PhaseNetwork(np.zeros((1, T)), np.zeros((1, T, T)), **kw[structure]).pack()
-    fac = packed.with_coupling_factors(base, bi, row, elem, ei, omega=om, sigma=sig)
+    fac = with_coupling_factors(packed, base, bi, row, elem, ei, omega=om, sigma=sig)
     assert type(fac).__name__ == "FactoredPhaseNetwork" and fac.kernel == packed.kernel
     prod = packed.with_coupling_product(base, bi, row, elem, ei, omega=om, sigma=sig)
     fresh = PhaseNetwork(om, dense, sigma=sig, **kw[structure])
@@ -106,7 +106,7 @@ def test_coupling_written_in_the_group_loop_runs_what_the_dense_coupling_runs(mo
             for m in (fac, prod, fresh)]
     assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
     det = [simulate(m.with_arrays(sigma=0.0) if m is prod else m, Heun(), 0.0, 1.0, 0.1, y0).y_final
-           for m in (packed.with_coupling_factors(base, bi, row, elem, ei, omega=om, sigma=0.0), prod)]
+           for m in (with_coupling_factors(packed, base, bi, row, elem, ei, omega=om, sigma=0.0), prod)]
     assert np.array_equal(det[0], det[1])
 
 
@@ -117,7 +117,7 @@ def test_coupling_written_in_the_group_loop_under_the_adaptive_loop_and_a_summar
     rng = np.random.default_rng(4)
     om, y0 = 0.01 * rng.standard_normal((G, T)), rng.uniform(-3, 3, (G, T))
     packed = PhaseNetwork(np.zeros((1, T)), np.zeros((1, T, T)), harmonics=[[1.0, 0.0], [0.1, 0.2]]).pack()
-    fac = packed.with_coupling_factors(base, bi, row, elem, ei, omega=om, sigma=0.0)
+    fac = with_coupling_factors(packed, base, bi, row, elem, ei, omega=om, sigma=0.0)
     prod = packed.with_coupling_product(base, bi, row, elem, ei, omega=om, sigma=0.0)
     a, b = (simulate(m, Dopri5(), 0.0, 2.0, 0.1, y0, save=SaveEvery(5)) for m in (fac, prod))
     assert np.array_equal(a.ys, b.ys) and np.array_equal(a.stats["n_accepted"], b.stats["n_accepted"])
@@ -132,18 +132,18 @@ def test_coupling_factors_are_checked():
     bad = row.copy()
     bad[2, 3] = np.inf
     with pytest.raises(ValueError, match="row_gain"):
-        packed.with_coupling_factors(base, bi, bad, elem, ei)
+        with_coupling_factors(packed, base, bi, bad, elem, ei)
     with pytest.raises(ValueError, match="elem_index"):
-        packed.with_coupling_factors(base, bi, row, elem, ei + elem.shape[0])
+        with_coupling_factors(packed, base, bi, row, elem, ei + elem.shape[0])
     huge = row.copy()
     huge[:, 0] = 1e305  # max|b| max|r| max|e| > 1e300: products that could overflow (here they do not: row 0 of
     # every base is 0), so C is written and checked entry by entry instead, the same numbers
-    a = packed.with_coupling_factors(base, bi, huge, elem, ei)
+    a = with_coupling_factors(packed, base, bi, huge, elem, ei)
     assert type(a).__name__ == "PackedPhaseNetwork"
     assert np.array_equal(a.coupling, coupling_product(base, bi, huge, elem, ei)[0])
     lagged = PhaseNetwork(np.zeros((1, T)), np.zeros((1, T, T)), phase_lag=np.full((T, T), 0.1)).pack()
     with pytest.raises(ValueError, match="phase lags"):
-        lagged.with_coupling_factors(base, bi, row)
+        with_coupling_factors(lagged, base, bi, row)
 
 
 @pytest.mark.parametrize("noise,bits,bw,sigma", [(0.02, 8, 0.1, 0.03), (0.0, None, None, 0.0), (0.01, None, None, "array")])

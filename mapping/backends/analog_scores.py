@@ -103,7 +103,7 @@ def _rotated_oscillators(chip, layer: int):
     (:mod:`mapping.compiler.score_array`): every head its own unit, the layer's own draw from stream
     [mismatch_seed, layer, 3]; units shared by several heads, the units drawn once from
     [mismatch_seed, PHYSICAL_STREAM, 3] and each head carrying its unit's draw."""
-    from ..chip import PHYSICAL_STREAM
+    from ..seeds import PHYSICAL_STREAM
     from ..compiler.mismatch import draw_oscillators, trim
     from ..compiler.score_array import chip_score_array
 

@@ -192,7 +192,7 @@ def integrate_phase_product(omega, factors: CouplingFactors, y0, *, t1, n_steps:
 
     The engine path hands the factors to the engine, whose group loop writes each group's C (and its column
     bounds) into that group's scratch before its first step, where it stays in cache
-    (:meth:`oscsim.engine.PackedPhaseNetwork.with_coupling_factors`): the (G, N, N) array is never written.
+    (:func:`oscsim.engine.with_coupling_factors`): the (G, N, N) array is never written.
     ``workspace``: a dict kept by the caller across calls of one layer (a run's windows and batches): the model
     packed once lives there. ``backend="numpy"`` materialises C and runs the reference.
     """
@@ -232,10 +232,9 @@ def integrate_phase_product(omega, factors: CouplingFactors, y0, *, t1, n_steps:
                 check_finite("elem", factors.elem)  # the message with the first bad index
             kept = ws["elem_max_abs"] = (factors.elem, peak)
         emax = kept[1]
-    model = ws["packed"].with_coupling_factors(factors.base, factors.base_index, factors.row_gain, factors.elem,
-                                               factors.elem_index, omega=omega,
-                                               sigma=sig if sig.ndim else np.full((1, N), float(sig)),
-                                               elem_max_abs=emax)
+    model = E.with_coupling_factors(ws["packed"], factors.base, factors.base_index, factors.row_gain, factors.elem,
+                                    factors.elem_index, omega=omega,
+                                    sigma=sig if sig.ndim else np.full((1, N), float(sig)), elem_max_abs=emax)
     return _engine(omega, None, h, sigma, float(t1), int(n_steps), y0, seed, save_every, None, model=model)
 
 

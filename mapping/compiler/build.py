@@ -111,7 +111,7 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
                          f"{draw.schedule.kind} array runs up to {draw.schedule.uses_per_tile} units on one tile in "
                          f"turn (their phases would be overwritten); use [array] schedule = 'spatial' or as many "
                          f"tiles as units ({draw.schedule.n_layers * draw.schedule.units_per_layer})")
-    if config.decode.held and kind == "kuramoto" and config.scores.analog:
+    if config.decode.held and spec.score_array and config.scores.analog:
         lm = layers[0]
         sa = build_score_array(config, n_layers=len(layers), n_heads=lm.n_heads, head_dim=lm.head_dim,
                                T=lm.max_tokens)

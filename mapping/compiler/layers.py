@@ -149,6 +149,10 @@ class ModelKind:
         ``(model, config, draw, taps) -> list[LayerMap]`` with the chip's :class:`TileDraw`.
     article : str
         "a Kuramoto" / "an SSA", for messages.
+    score_array : bool
+        Whether its scores can be measured by an analog score array (``[scores] mode = "analog"``,
+        :mod:`mapping.compiler.score_array`): Kuramoto attention's scores are q·key of rotated phases; SSA's
+        locking weights have no such array.
     """
 
     name: str
@@ -156,11 +160,12 @@ class ModelKind:
     one_way_couplers: bool
     build_layers: Callable
     article: str
+    score_array: bool
 
 
 MODEL_KINDS = {
-    "kuramoto": ModelKind("kuramoto", "kuramoto", True, _kuramoto_layers, "a Kuramoto"),
-    "ssa": ModelKind("ssa", "ssa", False, _ssa_layers, "an SSA"),
+    "kuramoto": ModelKind("kuramoto", "kuramoto", True, _kuramoto_layers, "a Kuramoto", True),
+    "ssa": ModelKind("ssa", "ssa", False, _ssa_layers, "an SSA", False),
 }
 """Model kind -> :class:`ModelKind`."""
 

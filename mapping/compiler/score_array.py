@@ -47,8 +47,9 @@ class ScoreArray:
         Layers L, heads H per layer, coordinates k_h per head and tokens T the units are built for.
     channels_per_adc : int
         Score channels converted in turn by one SAR ADC (``[array] channels_per_adc``).
-    gate_bits : int
-        Resolution of the gate DACs (analog charged as 8 bits, :data:`mapping.energy.area.ANALOG_BITS`).
+    gate_bits : int or None
+        Resolution of the gate DACs (``scores.gate_bits``; None: unquantised, which the area and energy charge as
+        :data:`mapping.energy.area.ANALOG_BITS`).
     rounds_per_layer : int
         Score rounds of a layer, ⌈H / S⌉.
     unit_of, round_of : tuple of (H,) int arrays, one per layer
@@ -61,7 +62,7 @@ class ScoreArray:
     head_dim: int
     T: int
     channels_per_adc: int
-    gate_bits: int
+    gate_bits: int | None
     rounds_per_layer: int
     unit_of: tuple
     round_of: tuple
@@ -120,24 +121,24 @@ def default_score_units(array, n_layers: int, n_heads: int) -> int:
 def build_score_array(config, *, n_layers: int, n_heads: int, head_dim: int, T: int) -> ScoreArray:
     """The :class:`ScoreArray` of a chip ``config`` (``[scores]``, ``[array]``) for a model of ``n_layers`` layers
     of ``n_heads`` heads of ``head_dim`` coordinates and ``T`` tokens (see the module notes)."""
-    from ..energy.area import ANALOG_BITS
-
     L, H = int(n_layers), int(n_heads)
     units = getattr(config.scores, "units", None)
     S = default_score_units(config.array, L, H) if units is None else int(units)
     h = np.arange(H)
     return ScoreArray(units=S, n_layers=L, n_heads=H, head_dim=int(head_dim), T=int(T),
                       channels_per_adc=int(config.array.channels_per_adc),
-                      gate_bits=int(getattr(config.scores, "gate_bits", None) or ANALOG_BITS),
+                      gate_bits=getattr(config.scores, "gate_bits", None),
                       rounds_per_layer=-(-H // S), unit_of=tuple((l * H + h) % S for l in range(L)),
                       round_of=tuple(h // S for _ in range(L)))
 
 
 def chip_score_array(chip, config=None) -> ScoreArray | None:
-    """The score array of a compiled Kuramoto chip (``config``: another config of the same chip, e.g. the analog
-    what-if of a digital chip); None for an SSA chip or a digital-score config."""
+    """The score array of a compiled chip whose model kind has one (the caller asks
+    ``mapping.compiler.layers.model_kind_spec(chip.kind).score_array``; this module does not, so that it imports
+    nothing that imports the chip), under ``config`` (another config of the same chip, e.g. the analog what-if of
+    a digital chip); None for a digital-score config."""
     cfg = chip.config if config is None else config
-    if chip.kind != "kuramoto" or not cfg.scores.analog:
+    if not cfg.scores.analog:
         return None
     lm = chip.layers[0]
     return build_score_array(cfg, n_layers=len(chip.layers), n_heads=lm.n_heads, head_dim=lm.head_dim,

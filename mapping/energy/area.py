@@ -161,7 +161,7 @@ def score_array_area(chip, sa) -> dict:
              "mixers": n["mixers"] * _a("mixer_um2", node) * 1e-6,
              "score_channels": n["score_channels"] * _a("detector_um2", node) * 1e-6,
              "adcs": n["adcs"] * _a("adc_um2", node) * 1e-6,
-             "gate_dacs": n["gate_dacs"] * _dac_um2(sa.gate_bits, node) * 1e-6}
+             "gate_dacs": n["gate_dacs"] * _dac_um2(sa.gate_bits or ANALOG_BITS, node) * 1e-6}
     total = sum(parts.values())
     return {"score_array_mm2": total, "unit_mm2": total / sa.units, "parts_mm2": parts, "counts": n,
             "sources": {"score_array_mm2": f"{sa.units} score units ([scores] units) x (k_h T = "
@@ -169,7 +169,7 @@ def score_array_area(chip, sa) -> dict:
                                            f"{sa.mixers_per_unit} mixers: {AREA['mixer_um2'].source}; "
                                            f"{sa.channels_per_unit} score channels, one detector cell each (assumed): "
                                            f"{AREA['detector_um2'].source}; {sa.gate_dacs_per_unit} "
-                                           f"{sa.gate_bits}-bit gate DACs) + {n['adcs']} ADCs (1 per "
+                                           f"{sa.gate_bits or ANALOG_BITS}-bit gate DACs) + {n['adcs']} ADCs (1 per "
                                            f"{sa.channels_per_adc} channels): {AREA['adc_um2'].source}"}}
 
 
@@ -221,9 +221,10 @@ def chip_area(chip) -> dict:
     periphery = periphery_area_mm2(cfg.array.macs, prec, node)
     sc = chip.schedule
     share = (sc.n_layers if sc is not None and sc.kind == "spatial" else 1)  # the array one layer runs on
+    from ..compiler.layers import model_kind_spec
     from ..compiler.score_array import chip_score_array
 
-    scores = score_array_area(chip, chip_score_array(chip))
+    scores = score_array_area(chip, chip_score_array(chip) if model_kind_spec(chip.kind).score_array else None)
     return {"area_mm2": array + scores["score_array_mm2"] + sram_mm2 + periphery, "array_mm2": array,
             "score_array_mm2": scores["score_array_mm2"], "score_array": scores, "sram_mm2": sram_mm2,
             "periphery_mm2": periphery, "sram_bytes": sram["total"], "sram_buffers": sram,

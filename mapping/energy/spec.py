@@ -282,11 +282,12 @@ class ChipEnergySpec:
 def _score_array(chip, scores: bool) -> dict:
     """The spec's ``score_array_mm2`` and ``score_rounds_per_layer``: the chip's score array, or for a digital
     Kuramoto chip the one its analog what-if would have (the default ``[scores]`` of analog mode on its array)."""
+    from ..compiler.layers import model_kind_spec
     from ..compiler.score_array import chip_score_array
     from ..config import AnalogScores
     from .area import score_array_area
 
-    if not scores or chip.kind != "kuramoto":
+    if not scores or not model_kind_spec(chip.kind).score_array:
         return {}
     cfg = chip.config
     sa = chip_score_array(chip, cfg if cfg.scores.analog else cfg.replace(scores=AnalogScores()))

@@ -9,7 +9,7 @@ See ``docs/engine.md`` for the guide.
 
 from .custom_ode import CustomODE
 from .drives import ExternalDrive, SubharmonicInjection
-from .phase_factored import FactoredPhaseNetwork
+from .phase_factored import FactoredPhaseNetwork, with_coupling_factors
 from .phase_network import PackedPhaseNetwork, PhaseNetwork
 from .rng import brownian_increments, standard_normals
 from .saving import SaveAt, SaveEvery, SaveSummary
@@ -36,6 +36,7 @@ __all__ = [
     "PhaseNetwork",
     "PackedPhaseNetwork",
     "FactoredPhaseNetwork",
+    "with_coupling_factors",
     "StuartLandauNetwork",
     "CustomODE",
     "SubharmonicInjection",

@@ -155,10 +155,10 @@ class EngineModel:
         return self
 
     def _prepare(self):
-        """The compiled ``prepare(g, P, ws)`` the group loop calls before a group's first step (`_templates`)."""
-        from ._templates import no_prepare
-
-        return no_prepare
+        """The compiled ``prepare(g, P, ws)`` the group loop calls before a group's first step (`_templates`), or
+        None for none (the loop then takes `_templates.no_prepare`; named there, not here, so that this module
+        imports nothing of the engine's kernels)."""
+        return None
 
     @property
     def n_groups(self) -> int:

@@ -77,13 +77,16 @@ def _get_loop(kind: str, model_key, solver, build):
     return fn
 
 
-def get_fixed_loop(model_key, drift, phases, solver, prepare=no_prepare):
-    """The multi-group fixed-step loop ``loop(g_first, g_step, ...)`` for a model kernel and a solver."""
+def get_fixed_loop(model_key, drift, phases, solver, prepare=None):
+    """The multi-group fixed-step loop ``loop(g_first, g_step, ...)`` for a model kernel and a solver (``prepare``:
+    the model's per-group prepare step, None for none)."""
+    prepare = no_prepare if prepare is None else prepare
     return _get_loop("fixed", model_key, solver, lambda: _build_fixed(solver._step(), drift, phases, prepare))
 
 
-def get_adaptive_loop(model_key, drift, solver, prepare=no_prepare):
-    """The multi-group adaptive loop for a model kernel and an embedded-pair solver."""
+def get_adaptive_loop(model_key, drift, solver, prepare=None):
+    """The multi-group adaptive loop for a model kernel and an embedded-pair solver (``prepare`` as above)."""
+    prepare = no_prepare if prepare is None else prepare
     return _get_loop("adaptive", model_key, solver, lambda: _build_adaptive(solver._step(), drift, prepare))
 
 

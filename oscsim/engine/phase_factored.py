@@ -10,7 +10,8 @@ C never goes to memory. The entries, their column bounds and the drift's operati
 `with_coupling_product` (the same `write_factored` pass, the same `fused_two_products`), so a run gives the
 same numbers to the bit.
 
-Made by `PackedPhaseNetwork.with_coupling_factors`, not constructed directly. Pure sine or harmonic coupling
+Made by `with_coupling_factors` (a function of this module, not a method of `PackedPhaseNetwork`, so that
+`phase_network` does not import this module, which builds on it), not constructed directly. Pure sine or harmonic coupling
 without phase lags; CPU only.
 """
 
@@ -23,7 +24,7 @@ from ._checks import NetworkModel, merge_groups
 from ._coupling import ALIGN, BLOCK, fused_two_products, group_index, sincos, work_vectors, write_factored
 from .phase_network import _extra_terms, _PhaseState, _phases_identity
 
-__all__ = ["FactoredPhaseNetwork", "max_abs"]
+__all__ = ["FactoredPhaseNetwork", "with_coupling_factors", "max_abs"]
 
 # |(b · r) · e| <= max|b| · max|r| · max|e| stays finite below this (with room for the bound's own rounding)
 _SAFE_PRODUCT = 1e300
@@ -94,8 +95,31 @@ class FactoredPhaseNetwork(_PhaseState, NetworkModel):
         return head + (np.ascontiguousarray(h[:, 0]), np.ascontiguousarray(h[:, 1])) + self._tail
 
 
+def with_coupling_factors(packed, base, base_index, row_gain, elem=None, elem_index=None, *, omega=None, sigma=None,
+                          elem_max_abs=None):
+    """The network of ``packed.with_coupling_product(...)`` without writing C: each group's matrix is written by
+    the group loop into that group's scratch before its first step (see the module notes).
+
+    Parameters as `PackedPhaseNetwork.with_coupling_product` (no ``out``), with the `PackedPhaseNetwork`
+    ``packed`` first, and ``elem_max_abs``: max |elem| when the caller has checked ``elem`` finite already and
+    keeps it unchanged (a chip layer's mismatch, the same array on every call: 128 MB for the 1M model's layer);
+    None: checked here. Returns a `FactoredPhaseNetwork` that runs bit for bit what
+    ``packed.with_coupling_product(...)`` runs (CPU only), or that model itself when the factors' magnitudes do
+    not rule out an overflow of their products (C is then written and checked entry by entry).
+
+    Raises
+    ------
+    ValueError
+        Non-finite factors (naming the first bad index), bad shapes or indices, a network with phase lags.
+    """
+    new = factored(packed, base, base_index, row_gain, elem, elem_index, omega, sigma, elem_max_abs)
+    if new is None:
+        return packed.with_coupling_product(base, base_index, row_gain, elem, elem_index, omega=omega, sigma=sigma)
+    return new
+
+
 def factored(packed, base, base_index, row_gain, elem, elem_index, omega, sigma, elem_max_abs=None):
-    """`PackedPhaseNetwork.with_coupling_factors` (see there); None when the products could overflow (the caller
+    """`with_coupling_factors` (see there); None when the products could overflow (the caller
     then writes C with `with_coupling_product`, which finds and names any non-finite entry)."""
     from ._checks import check_finite
     from ._coupling import _factor

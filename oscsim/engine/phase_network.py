@@ -275,29 +275,6 @@ class PackedPhaseNetwork(_PhaseState, NetworkModel):
         new._set_arrays(new.omega, _frozen(C), new.sigma, (lo, hi))
         return new
 
-    def with_coupling_factors(self, base, base_index, row_gain, elem=None, elem_index=None, *, omega=None,
-                              sigma=None, elem_max_abs=None):
-        """The network of `with_coupling_product` without writing C: each group's matrix is written by the group
-        loop into that group's scratch before its first step (`oscsim.engine.phase_factored`).
-
-        Parameters as `with_coupling_product` (no ``out``), and ``elem_max_abs``: max |elem| when the caller has
-        checked ``elem`` finite already and keeps it unchanged (a chip layer's mismatch, the same array on every
-        call: 128 MB for the 1M model's layer); None: checked here. Returns a `FactoredPhaseNetwork` that runs bit for bit
-        what ``with_coupling_product(...)`` runs (CPU only), or that model itself when the factors' magnitudes
-        do not rule out an overflow of their products (C is then written and checked entry by entry).
-
-        Raises
-        ------
-        ValueError
-            Non-finite factors (naming the first bad index), bad shapes or indices, a network with phase lags.
-        """
-        from .phase_factored import factored
-
-        new = factored(self, base, base_index, row_gain, elem, elem_index, omega, sigma, elem_max_abs)
-        if new is None:
-            return self.with_coupling_product(base, base_index, row_gain, elem, elem_index, omega=omega, sigma=sigma)
-        return new
-
     @property
     def kernel(self) -> str:
         return "sine" if self.harmonics is None and self.phase_lag is None else "general"
