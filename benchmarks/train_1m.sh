@@ -31,7 +31,10 @@ OUT=train-runs/$NAME
 mkdir -p train-runs
 commit() {  # commit the run folder only (other staged work stays staged); retry while git is busy
   for _ in 1 2 3 4 5 6 7 8 9 10; do
-    git add "$OUT" "$OUT.log" 2>/dev/null && git commit -q -m "$1" -- "$OUT" "$OUT.log" && return 0
+    git add "$OUT" "$OUT.log" 2>/dev/null || { sleep 20; continue; }
+    # nothing changed (e.g. the command rerun on a finished run): nothing to commit, not a busy git to wait for
+    git diff --cached --quiet -- "$OUT" "$OUT.log" && return 0
+    git commit -q -m "$1" -- "$OUT" "$OUT.log" && return 0
     sleep 20
   done
   echo "could not commit $OUT" >&2
