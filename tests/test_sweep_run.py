@@ -258,3 +258,44 @@ def test_plots_pareto_front_and_where(reference_dir, reference, tmp_path):
     with pytest.raises(ValueError, match="no finished point"):
         plot_sweep(reference_dir, tmp_path / "x", where={"coupling.bits": 5})
     assert np.isfinite(reference["energy_chip_j_per_token"]).all()
+
+
+def test_table_rewritten_at_most_every_compact_interval_and_on_interrupt(spec_path, reference, tmp_path,
+                                                                          monkeypatch):
+    """results.parquet is not rewritten after every point (it cost the main process CPU the workers need), but
+    a completed run and a run stopped part-way both leave it holding every finished point."""
+    import mapping.sweep.run as sr
+
+    calls = []
+    real = sr._compact
+    monkeypatch.setattr(sr, "_compact", lambda *a: (calls.append(len(a[1])), real(*a)))
+    monkeypatch.setattr(sr, "COMPACT_EVERY_S", 1e9)
+    spec = load_spec(spec_path)
+    run_sweep(spec, tmp_path / "whole", workers=0, progress=False)
+    assert calls == [8]  # once, at the end
+    _same_table(pd.read_parquet(tmp_path / "whole" / "results.parquet"), reference)
+
+    calls.clear()
+    monkeypatch.setattr(sr, "COMPACT_EVERY_S", 0.0)
+    run_sweep(spec, tmp_path / "each", workers=0, progress=False)
+    assert calls == list(range(1, 9)) + [8]  # the interval elapsed before every point, then the end
+
+    # stopped after 3 points (Ctrl-C in the sink's caller): the table holds those 3
+    done = []
+    real_compute = sr.compute_point
+
+    def compute_then_stop(task, metrics_of=None):
+        if len(done) == 3:
+            raise KeyboardInterrupt
+        done.append(task["point_id"])
+        return real_compute(task)
+
+    monkeypatch.setattr(sr, "COMPACT_EVERY_S", 1e9)
+    real_run_tasks = sr.run_tasks
+    monkeypatch.setattr(sr, "run_tasks", lambda tasks, w, sch, sink: real_run_tasks(tasks, w, sch, sink,
+                                                                                     compute=compute_then_stop))
+    with pytest.raises(KeyboardInterrupt):
+        sr.run_sweep(spec, tmp_path / "stopped", workers=0, progress=False)
+    table = pd.read_parquet(tmp_path / "stopped" / "results.parquet")
+    assert table["point_id"].tolist() == done
+    _same_table(table, reference.iloc[:3].reset_index(drop=True))
