@@ -27,7 +27,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from hw_models.couplers import coupler_current
 from hw_models.params import RingOscillatorParams
@@ -120,10 +119,25 @@ def settle_ring(ring: RingOscillatorParams, n_periods: int = 40, steps_per_perio
 
 @functools.lru_cache(maxsize=64)
 def limit_cycle(ring: RingOscillatorParams, n_points: int = 1024) -> LimitCycle:
-    """Limit cycle and PPV of a single free-running ring (cached per params).
+    """Limit cycle and PPV of a single free-running ring (cached per params, in this process and on disk).
+
+    The disk cache (:mod:`hw_models.derived_cache`, keyed on the parameters, the hw_models sources and the
+    NumPy/SciPy versions) returns the arrays this code computed, bit for bit; it spares every new process the
+    0.4 s solve and SciPy's integrators' import.
 
     Raises ValueError if the ring does not oscillate.
     """
+    from hw_models.derived_cache import cached_arrays
+
+    a = cached_arrays("limit-cycles", f"{ring!r}:n_points={n_points}", lambda: _solve_limit_cycle(ring, n_points),
+                      {"theta": (n_points,), "x": (n_points, None), "period_s": (), "ppv": (n_points, None)})
+    return LimitCycle(theta=a["theta"], x=a["x"], period_s=float(a["period_s"]), ppv=a["ppv"], params=ring)
+
+
+def _solve_limit_cycle(ring: RingOscillatorParams, n_points: int) -> dict:
+    """{theta, x, period_s, ppv} of :func:`limit_cycle`, solved (settle, one accurate period, the adjoint)."""
+    from scipy.integrate import solve_ivp
+
     net = RingNetwork.single(ring)
     p = pack_ring_params(net)
     f = _rhs1(p)
@@ -145,7 +159,7 @@ def limit_cycle(ring: RingOscillatorParams, n_points: int = 1024) -> LimitCycle:
     ts = th / (2 * math.pi) * T
     x = per.sol(ts).T.copy()
     v = _adjoint(p, per.sol, T, n_points)
-    return LimitCycle(theta=th, x=x, period_s=T, ppv=v, params=ring)
+    return {"theta": th, "x": x, "period_s": T, "ppv": v}
 
 
 def _adjoint(p, xsol, T, n_points, n_periods=8):

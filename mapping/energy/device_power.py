@@ -1,9 +1,11 @@
 """Device power figures of the energy model, asked of the chip's :mod:`hw_models` objects: one coupler's static
-dissipation at full scale (cached on disk: a ring's limit cycle takes seconds) and the mean oscillator power
-of the chip's instance draw.
+dissipation at full scale (cached on disk by :mod:`hw_models.derived_cache`: a ring's limit cycle takes seconds)
+and the mean oscillator power of the chip's instance draw.
 """
 
 from __future__ import annotations
+
+from hw_models.derived_cache import cached_scalar
 
 from ..compiler.layers import model_kind_spec
 from . import constants as ec
@@ -11,45 +13,6 @@ from . import constants as ec
 __all__ = ["coupler_static_power", "oscillator_power"]
 
 _COUPLER_CACHE: dict = {}
-
-
-def _hw_source_key() -> str:
-    """Hash of the hw_models sources (the disk cache of derived device numbers is keyed on it)."""
-    import hashlib
-    from pathlib import Path
-
-    import hw_models
-
-    h = hashlib.sha256()
-    for f in sorted(Path(hw_models.__file__).parent.glob("*.py")):
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:20]
-
-
-def _disk_cached(key: str, fn) -> float:
-    """``fn()`` cached on disk under ``key`` + the hw_models source hash (a ring's limit cycle takes seconds)."""
-    import json
-    import os
-    from pathlib import Path
-
-    path = Path(os.environ.get("OSCSIM_CACHE", Path.home() / ".cache" / "oscsim")) / "mapping-coupler-power.json"
-    key = f"{key}:{_hw_source_key()}"
-    try:
-        cache = json.loads(path.read_text())
-    except (OSError, ValueError):
-        cache = {}
-    if key in cache:
-        return float(cache[key])
-    v = float(fn())
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({**cache, key: v}))
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    return v
 
 
 def coupler_static_power(device, kind: str = "kuramoto", node=None) -> tuple[float, str]:
@@ -86,12 +49,12 @@ def coupler_static_power(device, kind: str = "kuramoto", node=None) -> tuple[flo
         out = (ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source)
     elif device.is_ring:  # the chip's own coupler for its matrix, asked directly
         c = device.coupler(one_way)
-        p = _disk_cached(f"{name}:{kind}:{c!r}:{osc.params!r}", lambda: c.power(osc))
+        p = cached_scalar(f"{name}:{kind}:{c!r}:{osc.params!r}", lambda: c.power(osc))
         out = (p, f"hw_models {type(c).__name__}.power(device) of the chip's {kind} coupler" + full)
     else:  # ideal devices: the ring's coupler of the same kind at the chip's node, assumed
         ring = node.ring()
         c = ring.coupler(one_way=one_way)
-        p = _disk_cached(f"ring:{kind}:{c!r}:{ring.params!r}", lambda: c.power(ring))
+        p = cached_scalar(f"ring:{kind}:{c!r}:{ring.params!r}", lambda: c.power(ring))
         out = (p, f"{name} device charged as the {node.node_nm:g} nm ring's {type(c).__name__} (assumed): "
                   f"hw_models {type(c).__name__}.power(device)" + full)
     _COUPLER_CACHE[ck] = out
