@@ -167,3 +167,22 @@ def test_write_error_report_says_when_the_oscillators_cannot_lock():
     r = write_error_report(cfg, detuning_rms=2e-3, sigma=0.0, settle_cycles=1.0, kappa_tau=0.25)
     assert r["dominates"] and r["total_rad"] is None and "do not lock" in r["message"]
     assert r["strength_fraction_to_settle_error"] > 2e-3 / (2 * math.pi)
+
+
+@pytest.mark.parametrize("kt, exact", [(2.0, 0.82721301845094795935), (5.0, 0.19282759095926972879),
+                                       (12.0, 0.0058370023771731080536), (20.0, 0.00010690866456822018541),
+                                       (40.0, 4.8536458660064691776e-9), (80.0, 1.0004109758753165025e-17)])
+def test_transient_rms_against_a_40_digit_quadrature(kt, exact):
+    """References: mpmath.quad of (8c/π) ∫₀^∞ atan(s)²/(c² + s²) ds at 50 digits, panels split at c, 2c, 10c, 1
+    (the SciPy quad used before was off by 1.1e-6 at K t = 12)."""
+    from mapping.periphery.injection import transient_rms
+
+    assert transient_rms(kt) == pytest.approx(exact, rel=1e-14)
+
+
+def test_transient_rms_of_a_very_strong_injection_is_finite_and_small():
+    from mapping.periphery.injection import transient_rms
+
+    assert transient_rms(500.0) == pytest.approx(math.sqrt(8 * math.log(2) * math.exp(-500.0)), rel=1e-15)
+    assert transient_rms(1e4) == 0.0
+    assert transient_rms(1e-12) == pytest.approx(math.pi / math.sqrt(3.0), rel=1e-11)

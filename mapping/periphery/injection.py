@@ -31,6 +31,7 @@ R. Adler, Proc. IRE 34, 351 (1946).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -150,23 +151,45 @@ def transient_rms(strength_cycles: float) -> float:
     Notes
     -----
     With tan(ψ/2) = tan(ψ₀/2) c, c = e^{−Kt}, the mean square over ψ₀ uniform is, after w = tan(ψ₀/2) and
-    s = c w, E[ψ²] = (8c/π) ∫₀^∞ atan(s)² / (c² + s²) ds (evaluated by quadrature, exact). It is dominated by
-    the oscillators that start near the unstable point ψ₀ = ±π: for large K t, E[ψ²] → 8 ln 2 · e^{−Kt}, so the
-    RMS decays as 2.355 e^{−Kt/2} — at **half** the locking rate, not at the rate e^{−Kt} of a typical
-    oscillator's error (the median error decays as 2 e^{−Kt}).
+    s = c w, E[ψ²] = (8c/π) ∫₀^∞ atan(s)² / (c² + s²) ds. It is dominated by the oscillators that start near the
+    unstable point ψ₀ = ±π: for large K t, E[ψ²] → 8 ln 2 · e^{−Kt}, so the RMS decays as 2.355 e^{−Kt/2} — at
+    **half** the locking rate, not at the rate e^{−Kt} of a typical oscillator's error (the median error decays
+    as 2 e^{−Kt}).
+
+    Evaluated as ∫₀^{π/2} u² / (c² cos²u + sin²u) du (s = tan u: a smooth integrand on a finite interval) by
+    24-point Gauss–Legendre on the panels [0, c], [c, 2c], [2c, 4c], … up to π/2: the integrand's poles sit at
+    u = ± i artanh(c), about c from the real axis, and each panel is no longer than its distance from them, so
+    every panel converges to rounding. Agrees with a 40-digit mpmath quadrature within 1e-15 relative at K t =
+    2, 5, 12 and 20 (SciPy's ``quad`` on the s form, used before, was off by 1.1e-6 at K t = 12 and failed for
+    K t > 372, where c² underflows), and needs no SciPy import (0.4 s in every new process that reports energy).
+    From K t = 40 on, the asymptote (within 1.5e-18 there).
     """
     x = float(strength_cycles)
     if not (math.isfinite(x) and x >= 0):
         raise ValueError(f"strength_cycles must be a finite number >= 0, got {strength_cycles!r}")
     if x == 0.0:
         return math.pi / math.sqrt(3.0)
-    from scipy.integrate import quad
-
     c = math.exp(-x)
-    # split at s = c (where the integrand turns over) so quad sees both scales of the integrand
-    f = lambda s: math.atan(s) ** 2 / (c * c + s * s)  # noqa: E731
-    val = quad(f, 0.0, c, limit=200)[0] + quad(f, c, 1.0, limit=200)[0] + quad(f, 1.0, math.inf, limit=200)[0]
+    if x >= 40.0:  # the asymptote: its relative error is 1.5e-18 at K t = 40 (mpmath), and c² would underflow
+        return math.sqrt(8.0 * math.log(2.0) * c)
+    edges = [0.0]
+    e = c
+    while e < 0.5 * math.pi:
+        edges.append(e)
+        e *= 2.0
+    edges.append(0.5 * math.pi)
+    b = np.asarray(edges)
+    lo, hi = b[:-1, None], b[1:, None]
+    nodes, weights = _gauss_legendre()
+    u = 0.5 * (hi - lo) * nodes + 0.5 * (hi + lo)
+    val = float(np.sum(0.5 * (hi - lo) * weights * u * u / ((c * np.cos(u)) ** 2 + np.sin(u) ** 2)))
     return math.sqrt(8.0 * c / math.pi * val)
+
+
+@functools.lru_cache(maxsize=1)
+def _gauss_legendre(n: int = 24):
+    """Gauss–Legendre nodes and weights on [−1, 1]."""
+    return np.polynomial.legendre.leggauss(n)
 
 
 def residual_error_terms(config: InjectionConfig, detuning_rms: float = 0.0, sigma: float = 0.0) -> dict:
