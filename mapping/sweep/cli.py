@@ -37,9 +37,10 @@ def _run_sweep(args) -> int:
           + (f" on the Dask cluster at {args.scheduler}" if args.scheduler else
              f" on {args.workers} local worker process(es)" if args.workers else " in this process"),
           file=sys.stderr)
-    run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler,
-              progress=False if args.no_progress else None, retry_failed=args.retry_failed, spec_text=Path(args.spec).read_text())
-    st = sweep_status(args.out)
+    table = run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler,
+                      progress=False if args.no_progress else None, retry_failed=args.retry_failed,
+                      spec_text=Path(args.spec).read_text())
+    st = sweep_status(args.out, table)
     print(f"sweep {st['name']}: {st['done']} done, {st['failed']} failed, {st['remaining']} remaining of "
           f"{st['n_points']}; table {Path(args.out) / 'results.parquet'}")
     if args.csv is not None:
