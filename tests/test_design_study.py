@@ -75,9 +75,19 @@ def test_reference_study_is_complete_and_seeded(reference, spec_path):
         assert reference[col].notna().all(), col
 
 
-def test_two_local_workers_give_the_same_trials(reference, spec_path, tmp_path):
+def test_two_local_workers_give_the_same_trials(reference, spec_path, tmp_path, monkeypatch):
+    import multiprocessing
+
+    import mapping.sweep.run as sr
+
+    pools = []
+    real = sr.cf.ProcessPoolExecutor
+    monkeypatch.setattr(sr.cf, "ProcessPoolExecutor", lambda *a, **k: pools.append(1) or real(*a, **k))
     _same(run_design(load_design_spec(spec_path), tmp_path, workers=2, progress=False), reference)
     _same(load_trials(tmp_path), reference)
+    # both generations on one set of workers (a pool per generation paid the workers' start-up each time), ended
+    assert pools == [1]
+    assert multiprocessing.active_children() == []
 
 
 @pytest.mark.slow

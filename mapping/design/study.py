@@ -318,6 +318,7 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
 
     from optuna.trial import TrialState
 
+    from ..sweep.run import LocalWorkers
     from .results import front_mask, trials_table, write_results
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
@@ -338,6 +339,8 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
     done0 = sum(t.state.is_finished() for t in study.get_trials(deepcopy=False))
     bar = tqdm(total=max(N, done0), initial=done0, disable=not progress, desc=f"design {spec.name}", unit="trial",
                file=sys.stderr, dynamic_ncols=True)
+    # one set of local workers for every generation (a new pool per generation paid the workers' start-up each time)
+    pool = LocalWorkers(workers) if workers and not scheduler else None
     try:
         while True:
             trials = study.get_trials(deepcopy=False)
@@ -348,7 +351,7 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
             b = (min(t.number for t in running) if running else n) // P
             for m in range(n, min((b + 1) * P, N)):  # ask the rest of the batch, each from its own seed
                 _ask(spec, study, m, dists)
-            results, batch = _evaluate_batch(spec, study, workers, scheduler, bar)
+            results, batch = _evaluate_batch(spec, study, workers, scheduler, bar, pool)
             for k in sorted(results):  # told in trial order, whatever order they finished in
                 _finish(spec, study, k, results[k])
             _acquire(study)  # heartbeat
@@ -359,6 +362,8 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
                 raise RuntimeError(f"{len(batch) - len(results)} trial(s) of the batch came back without a result")
     finally:
         bar.close()
+        if pool is not None:
+            pool.close()
     _release(study)
     return write_results(study, spec, out, T=T)
 
@@ -402,7 +407,8 @@ def _plan_batch(spec: DesignSpec, stored: list) -> tuple[dict, list, dict, dict]
     return results, tasks, configs, same
 
 
-def _evaluate_batch(spec: DesignSpec, study, workers: int, scheduler: str | None, bar) -> tuple[dict, list]:
+def _evaluate_batch(spec: DesignSpec, study, workers: int, scheduler: str | None, bar,
+                    pool=None) -> tuple[dict, list]:
     """Evaluate the RUNNING trials of the current batch (on the sweep's executors); ({trial: result}, batch)."""
     import functools
 
@@ -429,7 +435,8 @@ def _evaluate_batch(spec: DesignSpec, study, workers: int, scheduler: str | None
             results[j] = {**res, "same_as": k, "measured": {}}
         bar.update(len(same[row["config_json"]]))
 
-    run_tasks(tasks, workers, scheduler, sink, compute=functools.partial(compute_point, metrics_of=trial_metrics))
+    run_tasks(tasks, workers, scheduler, sink, compute=functools.partial(compute_point, metrics_of=trial_metrics),
+              pool=pool)
     return results, batch
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from .spec import NOISE_SEED, SweepSpec
 
 __all__ = ["check_inputs", "compute_point", "run_sweep", "run_tasks", "sweep_status", "load_results", "export_csv",
-           "SweepDirError", "atomic_write_bytes", "write_df", "DASK_WORKER_ENV", "dask_cluster_options"]
+           "SweepDirError", "atomic_write_bytes", "write_df", "DASK_WORKER_ENV", "dask_cluster_options", "LocalWorkers"]
 
 RESULTS = "results.parquet"
 META = "sweep.json"
@@ -366,15 +366,63 @@ def _tasks(spec: SweepSpec) -> list:
 
 
 # ----------------------------------------------------------------------------------------- executors
-def _run_local(todo, workers, sink, compute=compute_point):
-    ctx = multiprocessing.get_context("spawn")  # no fork of a process holding torch/numba threads
+class LocalWorkers:
+    """Local worker processes (spawned, one thread each) kept across :func:`run_tasks` calls.
+
+    A design study evaluates its trials a generation at a time; a new pool per generation made every generation
+    pay the workers' start-up (spawn, importing torch and Numba, loading the model and the first calls' kernels:
+    2.5-3.5 s per worker here), as much as a whole generation of 8 small trials, so a second worker bought
+    nothing. Used as a context manager; the workers are ended on exit (at once: they are idle or their points
+    are abandoned). A pool broken by a dead worker is replaced on the next use.
+
+    Parameters
+    ----------
+    workers : int
+        Worker processes (>= 1).
+    """
+
+    def __init__(self, workers: int):
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+        self.workers = workers
+        self._pool = None
+
+    def executor(self) -> cf.ProcessPoolExecutor:
+        if self._pool is None:
+            ctx = multiprocessing.get_context("spawn")  # no fork of a process holding torch/numba threads
+            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_init_worker)
+        return self._pool
+
+    def discard(self) -> None:
+        """Drop a broken pool (its workers are gone); the next use starts a new one."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def close(self) -> None:
+        """End the workers now (:func:`_stop_now`)."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            _stop_now(pool)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _run_local(todo, workers, sink, compute=compute_point, pool: LocalWorkers | None = None):
+    own = pool is None
+    if own:
+        pool = LocalWorkers(workers)
     restarts = 0
     pending = {t["point_id"]: t for t in todo}
-    while pending:
-        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker)
-        futs = {pool.submit(compute, t): pid for pid, t in pending.items()}
-        broken = False
-        try:
+    try:
+        while pending:
+            ex = pool.executor()
+            futs = {ex.submit(compute, t): pid for pid, t in pending.items()}
+            broken = False
             for fut in cf.as_completed(futs):
                 try:
                     row = fut.result()
@@ -383,19 +431,19 @@ def _run_local(todo, workers, sink, compute=compute_point):
                     break
                 pending.pop(futs[fut], None)
                 sink(row)
-        except BaseException:  # Ctrl-C (or an error in the sink): stop now, the finished points are on disk
-            _stop_now(pool)
-            raise
-        if not broken:  # every point is back: end the idle workers now, not after their interpreter teardown
-            _stop_now(pool)
-        else:
-            pool.shutdown(wait=False, cancel_futures=True)
-            restarts += 1
-            if restarts > _MAX_POOL_RESTARTS:
-                raise RuntimeError(f"worker processes died {restarts} times (killed, or out of memory); "
-                                   f"{len(pending)} points remain; finished points are saved: rerun to resume")
-            print(f"oscsim sweep: a worker process died; restarting the pool for the {len(pending)} remaining points",
-                  file=sys.stderr)
+            if broken:
+                pool.discard()
+                restarts += 1
+                if restarts > _MAX_POOL_RESTARTS:
+                    raise RuntimeError(f"worker processes died {restarts} times (killed, or out of memory); "
+                                       f"{len(pending)} points remain; finished points are saved: rerun to resume")
+                print(f"oscsim sweep: a worker process died; restarting the pool for the {len(pending)} remaining "
+                      "points", file=sys.stderr)
+    except BaseException:  # Ctrl-C (or an error in the sink): stop now, the finished points are on disk
+        pool.close()
+        raise
+    if own:  # every point is back: end the idle workers now, not after their interpreter teardown
+        pool.close()
 
 
 def _stop_now(pool) -> None:
@@ -472,15 +520,19 @@ def _run_dask(todo, scheduler, sink, compute=compute_point):
         client.close()
 
 
-def run_tasks(tasks: list, workers: int, scheduler: str | None, sink, compute=compute_point) -> None:
+def run_tasks(tasks: list, workers: int, scheduler: str | None, sink, compute=compute_point,
+              pool: LocalWorkers | None = None) -> None:
     """Compute the points ``tasks`` (:func:`compute_point`'s dicts) with ``compute`` (a picklable ``task -> row``,
     default :func:`compute_point`) and hand each row to ``sink`` as it finishes: on the Dask scheduler at
     ``scheduler``, else on ``workers`` local processes (0: in this process). A worker that dies is replaced and
-    its points recomputed; the rows do not depend on the executor."""
+    its points recomputed; the rows do not depend on the executor. ``pool``: local workers kept across calls
+    (:class:`LocalWorkers`, used instead of new processes when given; ``workers`` is then its size)."""
     if not tasks:
         return
     if scheduler:
         _run_dask(tasks, scheduler, sink, compute)
+    elif pool is not None:
+        _run_local(tasks, pool.workers, sink, compute, pool)
     elif workers == 0:
         for t in tasks:
             sink(compute(t))
