@@ -242,3 +242,22 @@ def test_integrate_phase_product_checks_a_kept_mismatch_once_and_leaves_the_call
     with pytest.raises(ValueError, match="elem"):
         integrate_phase_product(om, CouplingFactors(base=base, base_index=bi, row_gain=row, elem=bad, elem_index=ei),
                                 y0, workspace=ws, **kw)
+
+
+@pytest.mark.parametrize("case", ["normal", "negative", "zeros", "signed zeros", "subnormal", "huge", "nan", "inf",
+                                  "-inf", "empty", "strided"])
+def test_factor_check_max_abs_is_numpys_max_of_abs_and_finds_every_non_finite(case):
+    """The factors' check reads the float64 bits as unsigned integers (sign cleared): its max |x| must be NumPy's
+    exactly, and any inf or NaN must be found, wherever it sits."""
+    from oscsim.engine.phase_factored import max_abs
+
+    rng = np.random.default_rng(7)
+    x = {"normal": rng.normal(size=1001), "negative": -np.abs(rng.normal(size=9)), "zeros": np.zeros(5),
+         "signed zeros": np.array([-0.0, 0.0, -0.0]), "subnormal": np.array([1e-310, -2e-310, 5e-324]),
+         "huge": np.array([1.7e308, -1.79e308, 3.0]), "nan": np.r_[rng.normal(size=100), np.nan, 1.0],
+         "inf": np.r_[np.inf, rng.normal(size=50)], "-inf": np.r_[rng.normal(size=50), -np.inf],
+         "empty": np.zeros(0), "strided": rng.normal(size=(40, 40))[:, ::3]}[case]
+    peak, finite = max_abs(x)
+    assert finite == bool(np.all(np.isfinite(x)))
+    if finite:
+        assert peak == (float(np.max(np.abs(x))) if x.size else 0.0)

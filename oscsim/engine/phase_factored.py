@@ -158,16 +158,26 @@ def max_abs(arr) -> tuple[float, bool]:
     return _max_abs(np.ascontiguousarray(arr, dtype=np.float64).reshape(-1))
 
 
+_ABS_BITS = np.uint64(0x7FFFFFFFFFFFFFFF)  # every bit of a float64 but the sign
+_INF_BITS = np.uint64(0x7FF0000000000000)  # |x| bits at or above these: inf or NaN
+
+
 @nb.njit(cache=True, boundscheck=False)
 def _max_abs(x):
-    """max |x| and whether every entry is finite, in one pass."""
-    m = 0.0
-    bad = 0
-    for i in range(x.shape[0]):
-        a = abs(x[i])
-        m = max(m, a)
-        bad += not (a < np.inf)
-    return m, bad == 0
+    """max |x| and whether every entry is finite, in one pass.
+
+    On the bits: with the sign bit cleared, IEEE-754 doubles order as unsigned integers (inf and every NaN above
+    every finite number), so one unsigned-integer max reduction, which the compiler vectorises, gives both the
+    largest |x| (exactly) and whether any entry is inf or NaN. The float form (a max with NaN semantics and a
+    count) ran one element per dependent step: 1.8 ms per call of a 1M chip's layer (7 % of its chip time)."""
+    u = x.view(np.uint64)
+    m = np.uint64(0)
+    for i in range(u.shape[0]):
+        a = u[i] & _ABS_BITS
+        m = a if a > m else m
+    if m >= _INF_BITS:
+        return np.inf, False
+    return np.array([m]).view(np.float64)[0], True
 
 
 @nb.njit(cache=True, inline="always")
