@@ -18,6 +18,13 @@ def test_bench_chip_quick_json_keys(capsys):
     for key in ("engine_fraction_of_chip_time", "engine_fraction_of_chip_time_1m", "engine_vs_gemm"):
         assert 0 < res[key] < 1.5, key  # fractions of a time, and of the GEMM rate (flops of the columns run)
     assert res["engine_oscillator_steps_per_s"] > 0 and res["gemm_flops_per_s"] > 0
+    for size in ("tiny", "1m"):  # the hook's time in three parts, and the share's bound without the third
+        b = res["chip_time_breakdown_s"][size]
+        assert b["integration"] > 0 and b["readout"] > 0 and b["other"] >= 0
+        assert res["engine_fraction_ceiling"][size] == pytest.approx(
+            b["integration"] / (b["integration"] + b["readout"]))
+        assert res["engine_fraction_ceiling"][size] >= (res["engine_fraction_of_chip_time"] if size == "tiny" else
+                                                        res["engine_fraction_of_chip_time_1m"])
     for key in ("circuit_vs_ngspice", "engine_vs_brian2", "gemm_fraction"):
         assert key in res and res[key] is None  # --no-competitors
     assert "1m" in res["models"] and res["quick"] is True

@@ -27,6 +27,10 @@ def _run(args) -> int:
     print("closed form: " + ", ".join(f"{s} {v:.3g} tokens/s" for s, v in res["closed_form_tokens_per_s"].items()))
     print(f"engine integration / chip time: {res['engine_fraction_of_chip_time']:.2f} (tiny), "
           f"{res['engine_fraction_of_chip_time_1m']:.2f} (1M)")
+    ceil = res["engine_fraction_ceiling"]
+    for size, b in res["chip_time_breakdown_s"].items():
+        print(f"  {size}: integration {b['integration']:.3f} s, readout Monte Carlo {b['readout']:.3f} s, other "
+              f"{b['other']:.3f} s; with nothing but the readout beside it the share would be {ceil[size]:.2f}")
     print(f"engine: {res['engine_oscillator_steps_per_s']:.3g} oscillator-steps/s, "
           f"{res['engine_coupling_flops_per_s'] / 1e9:.2f} GF/s = {res['engine_vs_gemm']:.2f} of the float64 GEMM "
           f"rate ({res['gemm_flops_per_s'] / 1e9:.1f} GF/s)")

@@ -79,18 +79,21 @@ def _factored_columns(base, bi, row_gain, elem, ei, chunk: int = 64) -> float:
 
 @contextlib.contextmanager
 def engine_timers():
-    """Accumulate, while active: ``integration_s`` (inside the engine's group loop), ``chip_s`` (inside the
+    """Accumulate, while active: ``integration_s`` (inside the engine's group loop), ``readout_s`` (the phase
+    macromodel's readout Monte Carlo, :func:`mapping.periphery.readout.read_free_running`), ``chip_s`` (inside the
     Kuramoto backends' layer hook), ``oscillator_steps`` and ``coupling_flops`` of the integrations.
 
-    Wraps ``oscsim.engine.simulate.run_groups`` and ``KuramotoBackend.run_hook`` (restored on exit): for
-    benchmarks, not thread-safe against other users of the engine in this process."""
+    Wraps ``oscsim.engine.simulate.run_groups``, the phase backend's ``read_free_running`` and
+    ``KuramotoBackend.run_hook`` (restored on exit): for benchmarks, not thread-safe against other users of the
+    engine in this process."""
     import oscsim.engine.simulate  # noqa: F401 - the module (the package exports a function of that name)
 
+    from ..backends import phase as phase_backend
     from ..backends.kuramoto import KuramotoBackend
 
     sim = sys.modules["oscsim.engine.simulate"]
-    acc = {"integration_s": 0.0, "chip_s": 0.0, "oscillator_steps": 0.0, "coupling_flops": 0.0}
-    run_groups, hook = sim.run_groups, KuramotoBackend.run_hook
+    acc = {"integration_s": 0.0, "readout_s": 0.0, "chip_s": 0.0, "oscillator_steps": 0.0, "coupling_flops": 0.0}
+    run_groups, hook, read = sim.run_groups, KuramotoBackend.run_hook, phase_backend.read_free_running
 
     runs = []  # (drift evaluations, P) of each integration: their flops are counted after the run
 
@@ -109,11 +112,18 @@ def engine_timers():
         finally:
             acc["chip_s"] += time.perf_counter() - t0
 
-    sim.run_groups, KuramotoBackend.run_hook = timed_groups, timed_hook
+    def timed_read(*a, **k):
+        t0 = time.perf_counter()
+        try:
+            return read(*a, **k)
+        finally:
+            acc["readout_s"] += time.perf_counter() - t0
+
+    sim.run_groups, KuramotoBackend.run_hook, phase_backend.read_free_running = timed_groups, timed_hook, timed_read
     try:
         yield acc
     finally:
-        sim.run_groups, KuramotoBackend.run_hook = run_groups, hook
+        sim.run_groups, KuramotoBackend.run_hook, phase_backend.read_free_running = run_groups, hook, read
         acc["coupling_flops"] += sum(e * _coupling_flops_per_eval(P) for e, P in runs)
 
 
@@ -270,6 +280,13 @@ def chip_throughput(*, quick: bool = False, competitors: bool = True, progress=l
         "closed_form_tokens_per_s": closed,
         "engine_fraction_of_chip_time": eng["integration_s"] / eng["chip_s"],
         "engine_fraction_of_chip_time_1m": engine["1m"]["integration_s"] / engine["1m"]["chip_s"],
+        # the share the integration would have with nothing in the hook but it and the readout's Monte Carlo
+        # (whose libm cos/sin and keyed normals every figure's bits depend on): the bound of the share above
+        "engine_fraction_ceiling": {k: e["integration_s"] / (e["integration_s"] + e["readout_s"])
+                                    for k, e in engine.items()},
+        "chip_time_breakdown_s": {k: {"integration": e["integration_s"], "readout": e["readout_s"],
+                                      "other": e["chip_s"] - e["integration_s"] - e["readout_s"]}
+                                  for k, e in engine.items()},
         "engine_oscillator_steps_per_s": eng["oscillator_steps"] / eng["integration_s"],
         "engine_coupling_flops_per_s": eng["coupling_flops"] / eng["integration_s"],
         "engine_vs_gemm": eng["coupling_flops"] / eng["integration_s"] / gemm,
@@ -286,7 +303,8 @@ def chip_throughput(*, quick: bool = False, competitors: bool = True, progress=l
         "notes": ("chip tokens/s: mapping.run wall time (the model's forward with the chip hook, closed form off), "
                   "default ChipConfig of each device; engine fraction: time in the engine's group loop / time in "
                   "the Kuramoto layer hook (macromodel chip), measured warm (after an untimed one-window warm-up run, whose "
-                  "timers are engine_cold); coupling flops: 2 products x 2 flops per entry of "
+                  "timers are engine_cold); engine_fraction_ceiling: integration / (integration + readout Monte Carlo), "
+                  "the share with no other work in the hook; coupling flops: 2 products x 2 flops per entry of "
                   "the columns the kernel runs (causal bounds), per harmonic, 2 drift evaluations per Heun step; "
                   "engine_vs_gemm: that rate / the float64 numpy.matmul rate measured in this process"),
         "skipped": None if competitors else skipped,
