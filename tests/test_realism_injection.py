@@ -186,3 +186,23 @@ def test_transient_rms_of_a_very_strong_injection_is_finite_and_small():
     assert transient_rms(500.0) == pytest.approx(math.sqrt(8 * math.log(2) * math.exp(-500.0)), rel=1e-15)
     assert transient_rms(1e4) == 0.0
     assert transient_rms(1e-12) == pytest.approx(math.pi / math.sqrt(3.0), rel=1e-11)
+
+
+def test_ssa_realism_example_is_the_realism_example_without_its_kuramoto_only_section():
+    """examples/chip-realism-ssa.toml: every field of examples/chip-realism.toml that acts on an SSA chip (the
+    temperature drift, the detector readout), compiled for an SSA model; the Kuramoto one is refused there."""
+    import dataclasses
+
+    from mapping import compile, load_model
+    from mapping.config import load_config
+
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    kur, ssa = load_config(root / "chip-realism.toml"), load_config(root / "chip-realism-ssa.toml")
+    assert dataclasses.replace(kur, injection=ssa.injection) == ssa
+    assert not ssa.injection.injected
+    model, _ = load_model("ssa1d-tiny")
+    assert compile(model, ssa).kind == "ssa"
+    with pytest.raises(ValueError, match="injection"):
+        compile(model, kur)
