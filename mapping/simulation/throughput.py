@@ -105,26 +105,25 @@ def engine_timers():
         acc["oscillator_steps"] += float(y0.shape[0] * y0.shape[1] * n_steps)
         runs.append((n_steps * _EVALS.get(n_stage, 1), P))
 
-    def timed_hook(self, *a, **k):
-        t0 = time.perf_counter()
-        try:
-            return hook(self, *a, **k)
-        finally:
-            acc["chip_s"] += time.perf_counter() - t0
-
-    def timed_read(*a, **k):
-        t0 = time.perf_counter()
-        try:
-            return read(*a, **k)
-        finally:
-            acc["readout_s"] += time.perf_counter() - t0
-
-    sim.run_groups, KuramotoBackend.run_hook, phase_backend.read_free_running = timed_groups, timed_hook, timed_read
+    sim.run_groups, KuramotoBackend.run_hook, phase_backend.read_free_running = (
+        timed_groups, _timed(hook, acc, "chip_s"), _timed(read, acc, "readout_s"))
     try:
         yield acc
     finally:
         sim.run_groups, KuramotoBackend.run_hook, phase_backend.read_free_running = run_groups, hook, read
         acc["coupling_flops"] += sum(e * _coupling_flops_per_eval(P) for e, P in runs)
+
+
+def _timed(fn, acc: dict, key: str):
+    """``fn`` with its wall time added to ``acc[key]`` on every call (a method too: ``self`` is in ``*a``)."""
+    def timed(*a, **k):
+        t0 = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            acc[key] += time.perf_counter() - t0
+
+    return timed
 
 
 def _models():
