@@ -1,6 +1,8 @@
 """Sweep workers do not oversubscribe the cores (issue 22, item 5): a Dask worker process per core, one thread
 each, the engine's threads pinned to one per point."""
 
+import os
+
 import numba
 import pytest
 
@@ -63,3 +65,20 @@ def test_run_dask_submits_the_pinned_point(monkeypatch):
     (fn,) = submitted
     assert fn.func is run_mod._compute_point_pinned and fn.keywords == {"compute": run_mod.compute_point}
     assert rows == [{"point_id": "a"}]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts the worker's threads in Linux's /proc")
+def test_local_workers_start_with_one_blas_thread_and_leave_the_main_environment_alone(monkeypatch):
+    """A spawned worker loads NumPy (OpenBLAS) before its initializer runs; pinned only there, OpenBLAS started a
+    thread per core in every worker and two workers' BLAS threads spun against each other on 2 cores. The pins
+    are in the environment the worker starts with; the main process's own variables are as they were."""
+    for var in run_mod._SPAWN_ENV:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the user's value in the main process: kept there
+    with run_mod.LocalWorkers(1) as pool:
+        threads = pool.submit(os.listdir, "/proc/self/task").result()  # NumPy is loaded by now (the initializer)
+        env = {var: pool.submit(os.getenv, var).result() for var in run_mod._SPAWN_ENV}
+        numba_threads = pool.submit(os.getenv, "NUMBA_NUM_THREADS").result()
+    assert len(threads) == 1, threads
+    assert env == {var: "1" for var in run_mod._SPAWN_ENV} and numba_threads == "1"
+    assert os.environ["OMP_NUM_THREADS"] == "3" and "OPENBLAS_NUM_THREADS" not in os.environ

@@ -198,10 +198,35 @@ def _error_row(task: dict, message: str) -> dict:
             "oscsim_version": __version__, "spec_hash": task["spec_hash"]}
 
 
+# The native thread pools a worker's libraries size from the environment when they load: set in the main
+# process's environment while it spawns workers (a spawned child's environment is copied at its start), because
+# a child loads NumPy, and with it OpenBLAS, while it unpickles the initializer, before the initializer runs.
+# Set there, as they were, OpenBLAS started one thread per core in every worker: on 2 cores two workers' BLAS
+# threads spun against each other (50 products of 400 x 400 in 1.19 s instead of 0.11 s; design trials ran
+# 1.5x longer two at a time). Numba is not loaded before the initializer, which pins it (its variable must not
+# change in a main process whose Numba threads have started).
+_SPAWN_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+@contextlib.contextmanager
+def _spawn_env():
+    """:data:`_SPAWN_ENV` in ``os.environ`` while workers are started, the main process's own values restored
+    after (its libraries read them when they loaded, so they do not change here)."""
+    saved = {k: os.environ.get(k) for k in _SPAWN_ENV}
+    os.environ.update(_SPAWN_ENV)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _init_worker() -> None:
     # Numba's thread pool is sized from the environment at its first import: keep each worker to one thread.
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     # Ctrl-C reaches the whole process group: the main process alone decides (it ends the workers at once,
     # `_stop_now`), so a worker neither prints a KeyboardInterrupt traceback nor finishes its point first
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -393,6 +418,13 @@ class LocalWorkers:
             self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_init_worker)
         return self._pool
 
+    def submit(self, fn, *args) -> cf.Future:
+        """``executor().submit(fn, *args)``, with the worker environment (:data:`_SPAWN_ENV`) in place for the
+        worker processes a submit starts."""
+        ex = self.executor()
+        with _spawn_env():
+            return ex.submit(fn, *args)
+
     def discard(self) -> None:
         """Drop a broken pool (its workers are gone); the next use starts a new one."""
         if self._pool is not None:
@@ -420,8 +452,7 @@ def _run_local(todo, workers, sink, compute=compute_point, pool: LocalWorkers | 
     pending = {t["point_id"]: t for t in todo}
     try:
         while pending:
-            ex = pool.executor()
-            futs = {ex.submit(compute, t): pid for pid, t in pending.items()}
+            futs = {pool.submit(compute, t): pid for pid, t in pending.items()}
             broken = False
             for fut in cf.as_completed(futs):
                 try:
