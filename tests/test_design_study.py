@@ -78,7 +78,7 @@ def test_reference_study_is_complete_and_seeded(reference, spec_path):
 def test_two_local_workers_give_the_same_trials(reference, spec_path, tmp_path, monkeypatch):
     import multiprocessing
 
-    import mapping.sweep.run as sr
+    import mapping.sweep.executors as sr
 
     pools = []
     real = sr.cf.ProcessPoolExecutor

@@ -6,7 +6,7 @@ import os
 import numba
 import pytest
 
-from mapping.sweep import run as run_mod
+from mapping.sweep import executors as run_mod
 
 
 def test_dask_cluster_options_one_process_per_core_one_thread_pinned():

@@ -60,7 +60,9 @@ def recheck_front(spec: DesignSpec, out: str | Path, df, *, windows: int, worker
     import pandas as pd
     from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
 
-    from ..sweep.run import compute_point, run_tasks, write_df
+    from ..sweep.executors import run_tasks
+    from ..sweep.point import compute_point
+    from ..sweep.run import write_df
     from .evaluate import METRICS_KEY, trial_metrics
     from .study import ROW_METRICS
 

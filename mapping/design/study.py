@@ -318,7 +318,7 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
 
     from optuna.trial import TrialState
 
-    from ..sweep.run import LocalWorkers
+    from ..sweep.executors import LocalWorkers
     from .results import front_mask, trials_table, write_results
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
@@ -414,7 +414,8 @@ def _evaluate_batch(spec: DesignSpec, study, workers: int, scheduler: str | None
 
     from optuna.trial import TrialState
 
-    from ..sweep.run import compute_point, run_tasks
+    from ..sweep.executors import run_tasks
+    from ..sweep.point import compute_point
     from .evaluate import METRICS_KEY, trial_metrics
 
     stored = study.get_trials(deepcopy=False)

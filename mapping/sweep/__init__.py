@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import importlib
 
-_EXPORTS = {"pareto_front": "plot", "plot_sweep": "plot", "SweepDirError": "run", "check_inputs": "run", "compute_point": "run",
-            "export_csv": "run", "load_results": "run", "run_sweep": "run", "sweep_status": "run", "LocalWorkers": "run",
+_EXPORTS = {"pareto_front": "plot", "plot_sweep": "plot", "SweepDirError": "run", "check_inputs": "run", "compute_point": "point",
+            "export_csv": "run", "load_results": "run", "run_sweep": "run", "sweep_status": "run", "LocalWorkers": "executors",
             "METRIC_GROUPS": "spec", "NOISE_SEED": "spec", "Axis": "spec", "Sample": "spec", "SweepPoint": "spec",
             "SweepSpec": "spec", "TokenSpec": "spec", "load_spec": "spec", "spec_from_dict": "spec"}
 
