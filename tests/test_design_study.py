@@ -182,7 +182,9 @@ def test_tpe_and_a_dask_cluster_give_the_same_trials(spec_path, tmp_path):
     spec = load_design_spec(p)
     ref = run_design(spec, tmp_path / "ref", workers=0, progress=False)
     assert (ref["state"] == "COMPLETE").all()
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=40) as c:
+    from mapping.sweep.executors import dask_cluster_options
+
+    # the workers' thread pins in their environment (dask_cluster_options), not in this process's: a
+    # NUMBA_NUM_THREADS set here outlived the test and broke the next Numba compilation of the session
+    with distributed.LocalCluster(**dask_cluster_options(2), dashboard_address=":0", silence_logs=40) as c:
         _same(run_design(spec, tmp_path / "dask", scheduler=c.scheduler_address, progress=False), ref)
