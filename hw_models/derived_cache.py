@@ -31,7 +31,7 @@ import numpy as np
 __all__ = ["cache_root", "source_key", "cached_scalar", "cached_arrays", "ENV_VAR"]
 
 ENV_VAR = "OSCSIM_CACHE"
-_SCALARS = "mapping-coupler-power.json"  # the file name of earlier releases, kept so their entries stay valid
+_SCALARS = "scalars.json"  # every cached scalar, one JSON object
 
 
 def cache_root() -> Path:

@@ -86,6 +86,6 @@ def test_scalars_are_cached_and_a_damaged_file_is_ignored(cache):
     assert derived_cache.cached_scalar("k", f) == 0.125
     assert derived_cache.cached_scalar("k", f) == 0.125
     assert calls == [1]
-    (cache / "mapping-coupler-power.json").write_text("{not json")
+    (cache / derived_cache._SCALARS).write_text("{not json")
     assert derived_cache.cached_scalar("k", f) == 0.125
     assert calls == [1, 1]

@@ -1,9 +1,8 @@
 """The bundled 1M-parameter checkpoints (issue 21): kuramoto-1m, ssa-1m, transformer-1m (from scratch, one token
 budget) and kuramoto-1m-hwa (a hardware-aware fine-tune of kuramoto-1m).
 
-The tests are parametrized over the bundles that exist; :func:`test_the_expected_1m_bundles_are_present` says
-which are missing (an expected failure, with the names in its reason) until all four are bundled with
-``benchmarks/bundle_run.py`` (docs/models.md, *Bundled checkpoints*)."""
+All four are bundled (``benchmarks/bundle_run.py``, docs/models.md, *Bundled checkpoints*); a missing one fails
+:func:`test_the_expected_1m_bundles_are_present` (it was an expected failure while the runs trained)."""
 
 from __future__ import annotations
 
@@ -25,9 +24,8 @@ ALL = BASES + HWA
 
 def test_the_expected_1m_bundles_are_present():
     missing = [n for n in EXPECTED if n not in bundled_checkpoints()]
-    if missing:
-        pytest.xfail(f"issue 21: not bundled yet: {', '.join(missing)} (present: {', '.join(ALL) or 'none'}); "
-                     f"finish the runs and bundle them (docs/models.md, Bundled checkpoints)")
+    assert not missing, (f"1M bundles missing: {', '.join(missing)} (present: {', '.join(ALL) or 'none'}); "
+                         f"docs/models.md, Bundled checkpoints")
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -22,6 +22,11 @@ __all__ = ["LocalWorkers", "run_tasks", "DASK_WORKER_ENV", "dask_cluster_options
 _MAX_POOL_RESTARTS = 3  # local pool: a worker that dies (OOM, kill) is replaced this many times per run
 
 
+# A Dask worker process per core, each running one point at a time on one thread: the engine's threads
+# (Numba's pool, sized from NUMBA_NUM_THREADS at import), torch's and the BLAS's pinned to one, so W workers
+# on W cores never run more than W busy threads (measured, BENCHMARKS.md "Sweeps and workers").
+DASK_WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                   "OPENBLAS_NUM_THREADS": "1"}
 # The native thread pools a worker's libraries size from the environment when they load: set in the main
 # process's environment while it spawns workers (a spawned child's environment is copied at its start), because
 # a child loads NumPy, and with it OpenBLAS, while it unpickles the initializer, before the initializer runs.
@@ -29,7 +34,7 @@ _MAX_POOL_RESTARTS = 3  # local pool: a worker that dies (OOM, kill) is replaced
 # threads spun against each other (50 products of 400 x 400 in 1.19 s instead of 0.11 s; design trials ran
 # 1.5x longer two at a time). Numba is not loaded before the initializer, which pins it (its variable must not
 # change in a main process whose Numba threads have started).
-_SPAWN_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+_SPAWN_ENV = {k: v for k, v in DASK_WORKER_ENV.items() if k != "NUMBA_NUM_THREADS"}
 
 
 @contextlib.contextmanager
@@ -168,11 +173,6 @@ def _stop_now(pool) -> None:
         p.join(timeout=10)
 
 
-# A Dask worker process per core, each running one point at a time on one thread: the engine's threads
-# (Numba's pool, sized from NUMBA_NUM_THREADS at import), torch's and the BLAS's pinned to one, so W workers
-# on W cores never run more than W busy threads (measured, BENCHMARKS.md "Sweeps and workers").
-DASK_WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                   "OPENBLAS_NUM_THREADS": "1"}
 
 
 def dask_cluster_options(cores: int | None = None) -> dict:
