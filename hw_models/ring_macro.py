@@ -224,8 +224,19 @@ def ring_coupling_function(ring_i: RingOscillatorParams, coupler, ring_j: RingOs
                            n_points: int = 512) -> CouplingFunction:
     """Coupling function on ring i from ring j through ``coupler`` (node a of i, node b of j).
 
-    Uses ring i's PPV and the waveforms of both rings on a uniform phase grid (cycle average).
+    Uses ring i's PPV and the waveforms of both rings on a uniform phase grid (cycle average). Cached per
+    arguments in this process (a chip compile asks for the same few functions for every layer: 11 ms per
+    compile of the tiny model); each call returns its own copy of the harmonics.
     """
+    try:
+        offset, harm = _ring_coupling_cached(ring_i, coupler, ring_j, node_a, node_b, n_harmonics, n_points)
+    except TypeError:  # an argument that cannot be a cache key (unhashable): computed each time
+        offset, harm = _ring_coupling(ring_i, coupler, ring_j, node_a, node_b, n_harmonics, n_points)
+    return CouplingFunction(offset_rad_s=offset, harmonics=harm.copy())
+
+
+def _ring_coupling(ring_i, coupler, ring_j, node_a, node_b, n_harmonics, n_points) -> tuple[float, np.ndarray]:
+    """(a₀ [rad/s], harmonics (n_harmonics, 2) [rad/s]) of :func:`ring_coupling_function`."""
     ring_j = ring_i if ring_j is None else ring_j
     lci = limit_cycle(ring_i, n_points)
     lcj = lci if ring_j is ring_i or ring_j == ring_i else limit_cycle(ring_j, n_points)
@@ -240,7 +251,10 @@ def ring_coupling_function(ring_i: RingOscillatorParams, coupler, ring_j: RingOs
     a0 = float(c[0].real)
     m = np.arange(1, n_harmonics + 1)
     harm = np.stack([-2 * c[m].imag, 2 * c[m].real], axis=1)
-    return CouplingFunction(offset_rad_s=a0, harmonics=harm)
+    return a0, harm
+
+
+_ring_coupling_cached = functools.lru_cache(maxsize=64)(_ring_coupling)
 
 
 def locking_range_two_rings(ring: RingOscillatorParams, coupler, node_a: int = 0, node_b: int = 0, **kw) -> float:

@@ -163,7 +163,10 @@ class LayerMap:
     coupler_shape : tuple
     coupler_spread_rel : float
     coupler_seed : list of int
-    coupler_sha256 : str
+    coupler_sha256 : str or None
+        SHA-256 of the coupler draw ("" without a spread) as a saved chip records it; None on a freshly compiled
+        chip until it is asked for (:meth:`coupler_digest`): only a saved chip needs it, and hashing each layer's
+        draw cost a 64-point sweep's compile 35 ms of its 0.3 s per point.
     resources : dict
     diffusion_rel : float array, oscillator_shape
         Per-oscillator phase diffusion D_i / D_nominal from the device's instance draw.
@@ -188,12 +191,15 @@ class LayerMap:
     coupler_shape: tuple
     coupler_spread_rel: float
     coupler_seed: list
-    coupler_sha256: str
+    coupler_sha256: str | None
     resources: dict = field(default_factory=dict)
     diffusion_rel: np.ndarray | None = None
     power_w: np.ndarray | None = None
     tiles: TileMap | None = None
     _coupler_cache: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # a multiplexed chip's per-tile coupler draw, shared by its layers (the compiler draws it once; every layer has
+    # the same seed); None: drawn from the seed when first needed
+    _coupler_physical: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def coupler_gain(self) -> np.ndarray:
         """The multiplicative coupler strengths (regenerated from the seed, cached; on a multiplexed chip drawn
@@ -203,9 +209,18 @@ class LayerMap:
                 self._coupler_cache = coupler_spread_draw(self.coupler_seed, self.coupler_shape,
                                                           self.coupler_spread_rel)
             else:
-                self._coupler_cache = self.tiles.gather(coupler_spread_draw(
-                    self.coupler_seed, self.tiles.physical_shape(self.coupler_shape), self.coupler_spread_rel))
+                phys = self._coupler_physical
+                if phys is None:
+                    phys = coupler_spread_draw(self.coupler_seed, self.tiles.physical_shape(self.coupler_shape),
+                                               self.coupler_spread_rel)
+                self._coupler_cache = self.tiles.gather(phys)
         return self._coupler_cache
+
+    def coupler_digest(self) -> str:
+        """SHA-256 of the coupler draw :meth:`coupler_gain` ("" without a spread), computed when first asked."""
+        if self.coupler_sha256 is None:
+            self.coupler_sha256 = _sha(self.coupler_gain()) if self.coupler_spread_rel > 0 else ""
+        return self.coupler_sha256
 
     def to_json(self) -> dict:
         return {
@@ -216,7 +231,7 @@ class LayerMap:
             "freq_trim_code": _arr_to_json(self.freq_trim_code, integer=True),
             "freq_residual_rel": _arr_to_json(self.freq_residual_rel),
             "coupler_spread": {"shape": list(self.coupler_shape), "rel_std": self.coupler_spread_rel,
-                               "seed": list(self.coupler_seed), "sha256": self.coupler_sha256},
+                               "seed": list(self.coupler_seed), "sha256": self.coupler_digest()},
             "resources": self.resources,
             "diffusion_rel": _arr_to_json(self.diffusion_rel),
             "power_w": _arr_to_json(self.power_w),

@@ -295,3 +295,18 @@ def test_coupling_function_odd_max_against_closed_forms():
     want = 3.0 * (math.sin(x) + math.sin(2 * x) / 2)
     H = CouplingFunction(offset_rad_s=0.0, harmonics=np.array([[3.0, 1.0], [1.5, -2.0]]))
     assert H.odd_max() == pytest.approx(want, rel=1e-5)
+
+
+def test_coupling_function_cache_returns_the_computed_values_in_a_fresh_array():
+    """``ring_coupling_function`` is cached per arguments in the process: a second call gives the bits of an
+    uncached computation, in an array of its own (writing into one result leaves the next call's alone)."""
+    from hw_models import ResistiveCoupler
+    from hw_models.ring_macro import _ring_coupling, ring_coupling_function
+
+    ring, cp = cmos_65nm_ring(5), ResistiveCoupler(resistance_ohm=20e3)
+    first = ring_coupling_function(ring, cp, n_harmonics=6)
+    off, harm = _ring_coupling(ring, cp, None, 0, 0, 6, 512)
+    first.harmonics[:] = 0.0
+    second = ring_coupling_function(ring, cp, n_harmonics=6)
+    assert second.offset_rad_s == off and np.array_equal(second.harmonics, harm) and np.any(harm != 0)
+    assert second.harmonics is not first.harmonics

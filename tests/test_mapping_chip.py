@@ -221,3 +221,32 @@ def test_summary_says_whether_the_operating_point_is_inside_the_validity_map(mod
     assert compile(model, base.replace(device="ideal")).macromodel_validity() is None
     circ = compile(model, strong.replace(device="ring-circuit")).macromodel_validity()
     assert circ["inside"] is None and "does not apply" in circ["message"]
+
+
+@pytest.mark.parametrize("array", ["multiplexed", "spatial"])
+def test_coupler_digest_is_made_when_saved_and_matches_the_seeded_draw(model, array, tmp_path):
+    """A compiled chip hashes its coupler draw only when it is saved (``coupler_sha256`` None until then); the
+    digest is the SHA-256 of the draw regenerated from the seed alone (what loading checks), and the layers of a
+    multiplexed chip gather one shared per-tile draw."""
+    import dataclasses
+    import hashlib
+
+    from mapping.config import config_from_dict, config_to_dict
+
+    d = config_to_dict(ChipConfig())
+    if array == "spatial":
+        d["array"] = {"schedule": "spatial"}
+    chip = compile(model, config_from_dict(d))
+    assert chip.layers[0].coupler_spread_rel > 0
+    assert all(lm.coupler_sha256 is None for lm in chip.layers)
+    path = chip.save(tmp_path / "chip.json")
+    saved = json.loads(path.read_text())
+    for lm, js in zip(chip.layers, saved["layers"]):
+        fresh = dataclasses.replace(lm, _coupler_cache=None, _coupler_physical=None)  # from the seed alone
+        digest = hashlib.sha256(np.ascontiguousarray(fresh.coupler_gain(), dtype="<f8").tobytes()).hexdigest()
+        assert js["coupler_spread"]["sha256"] == lm.coupler_sha256 == digest
+        assert np.array_equal(lm.coupler_gain(), fresh.coupler_gain())
+    phys = {id(lm._coupler_physical) for lm in chip.layers}
+    assert (len(phys) == 1 and chip.layers[0]._coupler_physical is not None) if array == "multiplexed" else \
+        phys == {id(None)}
+    load_chip(path, model=model)  # the loader's own check of the digest

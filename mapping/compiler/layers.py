@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from .. import units
-from ..chip import PHYSICAL_STREAM, LayerMap, TileMap, _sha, coupler_spread_draw
+from ..chip import PHYSICAL_STREAM, LayerMap, TileMap, coupler_spread_draw
 from ..periphery.quantise import Quantiser
 from .mismatch import draw_oscillators, trim
 from .resources import layer_resources
@@ -51,6 +51,7 @@ class TileDraw:
         self.freq_sigma, self.coup_sigma = float(freq_sigma), float(coup_sigma)
         self.schedule = None
         self._tiles = None
+        self._couplers = {}  # physical shape -> the tiles' coupler draw (one seed for every layer)
 
     def _oscillators(self, rng, shape):
         eps, drel, pw = draw_oscillators(self.device, shape, rng, self.config.mismatch)
@@ -65,10 +66,9 @@ class TileDraw:
             self.schedule = build_schedule(cfg.array, kind, self.n_layers, shape)
         if self.schedule.kind == "spatial":  # the layer's own draw: streams [seed, i, 1] and [seed, i, 2]
             code, resid, drel, pw = self._oscillators(np.random.default_rng([cfg.mismatch_seed, i, 1]), shape)
-            cseed = [cfg.mismatch_seed, i, 2]
-            sha = _sha(coupler_spread_draw(cseed, cshape, self.coup_sigma)) if self.coup_sigma > 0 else ""
+            # the coupler draw is made from its seed when the chip first runs, its digest when it is saved
             return dict(freq_trim_code=code, freq_residual_rel=resid, diffusion_rel=drel, power_w=pw,
-                        coupler_seed=cseed, coupler_sha256=sha, tiles=None)
+                        coupler_seed=[cfg.mismatch_seed, i, 2], coupler_sha256=None, tiles=None)
         nu = UNIT_LAYOUT[kind].unit_ndim
         P = self.schedule.tiles
         if self._tiles is None:  # every tile once: streams [seed, PHYSICAL_STREAM, 1] and [.., 2]
@@ -77,10 +77,15 @@ class TileDraw:
         tmap = TileMap(count=P, tile_of=self.schedule.tile_of[i])
         code, resid, drel, pw = (tmap.gather(a) for a in self._tiles)
         cseed = [cfg.mismatch_seed, PHYSICAL_STREAM, 2]
-        sha = (_sha(tmap.gather(coupler_spread_draw(cseed, tmap.physical_shape(cshape), self.coup_sigma)))
-               if self.coup_sigma > 0 else "")
+        phys = None
+        if self.coup_sigma > 0:  # drawn once for all layers (one seed), gathered by each layer when it first runs
+            pshape = tmap.physical_shape(cshape)
+            phys = self._couplers.get(pshape)
+            if phys is None:
+                phys = self._couplers[pshape] = coupler_spread_draw(cseed, pshape, self.coup_sigma)
+                phys.setflags(write=False)
         return dict(freq_trim_code=code, freq_residual_rel=resid, diffusion_rel=drel, power_w=pw,
-                    coupler_seed=cseed, coupler_sha256=sha, tiles=tmap)
+                    coupler_seed=cseed, coupler_sha256=None, tiles=tmap, _coupler_physical=phys)
 
 
 def _layer_map(i, kind, *, config, draw, coup_sigma, shape, cshape, taps, res_kw, **fields):
