@@ -202,19 +202,26 @@ class LayerMap:
     _coupler_physical: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def coupler_gain(self) -> np.ndarray:
-        """The multiplicative coupler strengths (regenerated from the seed, cached; on a multiplexed chip drawn
-        once per tile and gathered, so the units of one tile share it)."""
+        """The multiplicative coupler strengths, ``coupler_shape`` (regenerated from the seed, cached; on a
+        multiplexed chip drawn once per tile and gathered, so the units of one tile share it)."""
         if self._coupler_cache is None:
             if self.tiles is None:
                 self._coupler_cache = coupler_spread_draw(self.coupler_seed, self.coupler_shape,
                                                           self.coupler_spread_rel)
             else:
-                phys = self._coupler_physical
-                if phys is None:
-                    phys = coupler_spread_draw(self.coupler_seed, self.tiles.physical_shape(self.coupler_shape),
-                                               self.coupler_spread_rel)
-                self._coupler_cache = self.tiles.gather(phys)
+                self._coupler_cache = self.tiles.gather(self.coupler_gain_per_tile())
         return self._coupler_cache
+
+    def coupler_gain_per_tile(self) -> np.ndarray:
+        """A multiplexed chip's coupler strengths per physical tile, ``tiles.physical_shape(coupler_shape)``;
+        unit u's are ``[tiles.tile_of[u]]`` (what :meth:`coupler_gain` gathers). Raises ValueError on a spatial
+        chip (no tiles)."""
+        if self.tiles is None:
+            raise ValueError(f"layer {self.index} is on a spatial chip (no tiles): use coupler_gain()")
+        if self._coupler_physical is None:
+            self._coupler_physical = coupler_spread_draw(
+                self.coupler_seed, self.tiles.physical_shape(self.coupler_shape), self.coupler_spread_rel)
+        return self._coupler_physical
 
     def coupler_digest(self) -> str:
         """SHA-256 of the coupler draw :meth:`coupler_gain` ("" without a spread), computed when first asked."""

@@ -190,3 +190,30 @@ def test_per_oscillator_noise_from_the_instance_draw_is_used():
     mixed = _step(th, A, v, 0.2, sigma=sig, seed=3)
     np.testing.assert_allclose(mixed.va[..., :4], clean.va[..., :4], rtol=0, atol=1e-12)  # head 0 = coordinates 0..3
     assert np.max(np.abs(mixed.va[..., 4:] - clean.va[..., 4:])) > 1e-3
+
+
+def test_per_tile_couplers_give_the_bits_of_the_gathered_per_unit_array():
+    """A multiplexed chip hands the engine its per-tile coupler draw with each network's tile index
+    (``PhaseSettings.coupler_tile``) instead of the per-unit array gathered from it: the same products, so the
+    same bits; ``coupler_gain_per_unit`` is the gathered array the chip itself reports."""
+    import dataclasses
+
+    from _chips import seeded_kuramoto
+    from mapping.backends.base import KuramotoInputs
+    from mapping.backends.phase import phase_settings, phase_step
+    from mapping.seeds import LayerSeeds
+
+    model = seeded_kuramoto(k=8, n_heads=2, n_layers=1, seq_len=16)
+    chip = compile(model, ChipConfig())
+    lm = chip.layers[0]
+    assert lm.tiles is not None and lm.coupler_spread_rel > 0
+    tiled = phase_settings(chip, 0)
+    assert tiled.coupler_tile is not None and tiled.coupler_gain.shape[0] == lm.tiles.count
+    per_unit = dataclasses.replace(tiled, coupler_gain=lm.coupler_gain(), coupler_tile=None)
+    assert np.array_equal(tiled.coupler_gain_per_unit(), lm.coupler_gain())
+    th, A, v, _ = _layer(B=3, T=12, k=8, h=2, seed=4)
+    outs = [phase_step(s, KuramotoInputs.of(th, A, v), LayerSeeds(7, None)) for s in (tiled, per_unit)]
+    assert np.array_equal(outs[0].va, outs[1].va) and np.array_equal(outs[0].a, outs[1].a)
+    # and the spread does act: without it the increments change
+    plain = dataclasses.replace(tiled, coupler_gain=None, coupler_tile=None)
+    assert not np.array_equal(phase_step(plain, KuramotoInputs.of(th, A, v), LayerSeeds(7, None)).va, outs[0].va)

@@ -147,8 +147,9 @@ def _bank_sequence(ds: DecodeSettings, th_b, Aq_b, g_bank, bank: int, eps, sig, 
     s = ds.phase
     h, kh, T = th_b.shape
     C = s.kappa * np.broadcast_to(Aq_b[:, None], (h, kh, T, T)) * g_bank[..., None]
-    if s.coupler_gain is not None:
-        C = C * s.coupler_gain[bank][:, :, :T, :T]
+    cg = s.coupler_gain_per_unit()
+    if cg is not None:
+        C = C * cg[bank][:, :, :T, :T]
     fresh = None if ds.write is None else (lambda shape: ds.write(rng, np.broadcast_to(eps[..., None, :], shape)))
     own = 0.0 if ds.write is None else ds.write(rng, eps)  # the key's write (held: once; reinjected: diagonal)
     k = ds.keys.key_errors(own, eps, sig, rng, fresh)  # (h, kh, t, u)

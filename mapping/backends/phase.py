@@ -51,8 +51,12 @@ class PhaseSettings:
     freq_residual : (banks, h, k_h, T_max) or None
         Residual angular frequency of each oscillator after trimming [rad/cycle]; bank 0 is the gain bank,
         bank 1 the unit-gain reference bank.
-    coupler_gain : (banks, h, k_h, T_max, T_max) or None
-        Multiplicative coupler strengths 1 + δ (mismatch).
+    coupler_gain : (banks, h, k_h, T_max, T_max) or (tiles, T_max, T_max) or None
+        Multiplicative coupler strengths 1 + δ (mismatch): per unit, or per physical tile with ``coupler_tile``.
+    coupler_tile : (banks, h, k_h) int or None
+        A multiplexed chip's tile of each unit: unit (bank, head, j) has ``coupler_gain[coupler_tile[bank, head,
+        j]]``, handed to the engine as such (the per-unit array is never built: 8 MB per layer of the tiny model,
+        a gather and a copy per compiled chip). None: ``coupler_gain`` is per unit.
     sigma : float or (banks, h, k_h, T_max) array
         Phase-noise intensity [rad / sqrt(cycle)], per oscillator when an array (the device's instance draw).
     readout : PhaseReadout or None
@@ -82,6 +86,7 @@ class PhaseSettings:
     harmonics: object = ((1.0, 0.0),)
     freq_residual: np.ndarray | None = None
     coupler_gain: np.ndarray | None = None
+    coupler_tile: np.ndarray | None = None
     sigma: object = 0.0
     readout: PhaseReadout | None = None
     reference_bank: bool = True
@@ -94,10 +99,21 @@ class PhaseSettings:
     # argument: dataclasses.replace gives the new settings an empty one
     workspace: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
+    def coupler_gain_per_unit(self) -> np.ndarray | None:
+        """``coupler_gain`` laid out per unit, (banks, h, k_h, T_max, T_max) (gathered once from the tiles when
+        it is per tile; kept in the workspace), or None without a coupler spread."""
+        if self.coupler_gain is None or self.coupler_tile is None:
+            return self.coupler_gain
+        per_unit = self.workspace.get("coupler_gain_per_unit")
+        if per_unit is None:
+            per_unit = self.workspace["coupler_gain_per_unit"] = np.asarray(self.coupler_gain)[self.coupler_tile]
+        return per_unit
+
 
 def phase_settings(chip, layer: int, **overrides) -> PhaseSettings:
     """The :class:`PhaseSettings` of layer ``layer`` of ``chip`` as a run uses them; ``overrides`` replace
-    fields (e.g. ``save_every=1``, ``readout=None``)."""
+    fields (e.g. ``save_every=1``, ``readout=None``); an overriding ``coupler_gain`` is per unit unless a
+    ``coupler_tile`` is given with it."""
     from ..periphery.injection import layer_initial_errors
 
     cfg, lm = chip.config, chip.layers[layer]
@@ -108,11 +124,15 @@ def phase_settings(chip, layer: int, **overrides) -> PhaseSettings:
         n_steps=max(int(math.ceil(cfg.settle_cycles * cfg.steps_per_cycle)), 4),
         coupling_q=lm.coupling_quantiser, gain_q=lm.gain_quantiser, harmonics=chip.harmonics,
         freq_residual=fr if np.any(fr) else None,
-        coupler_gain=lm.coupler_gain() if lm.coupler_spread_rel > 0 else None,
+        coupler_gain=(None if lm.coupler_spread_rel == 0 else lm.coupler_gain() if lm.tiles is None
+                      else lm.coupler_gain_per_tile()),
+        coupler_tile=lm.tiles.tile_of if lm.coupler_spread_rel > 0 and lm.tiles is not None else None,
         # per-oscillator noise of the device's instance draw
         sigma=sigma * np.sqrt(lm.diffusion_rel) if sigma and np.any(lm.diffusion_rel != 1) else sigma,
         readout=chip_readout(chip), reference_bank=lm.banks == 2, row_scaled=cfg.coupling.row_scaled,
         injection=functools.partial(layer_initial_errors, chip, lm, sigma=sigma) if cfg.injection.injected else None)
+    if "coupler_gain" in overrides and "coupler_tile" not in overrides:  # an override's couplers are per unit
+        overrides = {**overrides, "coupler_tile": None}
     return dataclasses.replace(s, **overrides) if overrides else s
 
 
@@ -165,15 +185,21 @@ def phase_step(s: PhaseSettings, inp: KuramotoInputs, seeds: LayerSeeds) -> Kura
     banks_gain = [g] + ([np.ones_like(g)] if s.reference_bank else [])
     G = nb * B * n_heads * kh
     # C[bank, b, head, j] = (κ Aq[b, head] · gain[bank][b, head, j][:, None]) · coupler_gain[bank, head, j]
-    cg = None if s.coupler_gain is None else _per_bank(s, "coupler_gain", 0, T, lambda: np.ascontiguousarray(
-        s.coupler_gain[:nb, :, :, :T, :T]).reshape(nb * n_heads * kh, T, T))
     index = _per_bank(s, "index", B, T, lambda: np.stack(np.broadcast_arrays(
         np.arange(B * n_heads).reshape(1, B, n_heads, 1) + np.zeros((nb, 1, 1, kh), dtype=np.int64),
         (np.arange(nb)[:, None, None, None] * n_heads * kh + np.arange(n_heads * kh).reshape(1, 1, n_heads, kh)
          + np.zeros((1, B, 1, 1), dtype=np.int64)))).reshape(2, G))
+    cg = eidx = None
+    if s.coupler_gain is not None and s.coupler_tile is None:  # per unit (bank, head, j)
+        cg = _per_bank(s, "coupler_gain", 0, T, lambda: np.ascontiguousarray(
+            s.coupler_gain[:nb, :, :, :T, :T]).reshape(nb * n_heads * kh, T, T))
+        eidx = index[1]
+    elif s.coupler_gain is not None:  # per tile: each network reads its unit's tile (the same entries, no gather)
+        cg = _per_bank(s, "coupler_gain_tiles", 0, T, lambda: np.ascontiguousarray(s.coupler_gain[:, :T, :T]))
+        eidx = _per_bank(s, "coupler_tile_index", B, T, lambda: np.ascontiguousarray(
+            np.asarray(s.coupler_tile, dtype=np.int64)[:nb].reshape(-1)[index[1]]))
     factors = CouplingFactors(base=(s.kappa * Aq).reshape(B * n_heads, T, T), base_index=index[0],
-                              row_gain=np.stack(banks_gain).reshape(G, T),
-                              elem=cg, elem_index=None if cg is None else index[1])
+                              row_gain=np.stack(banks_gain).reshape(G, T), elem=cg, elem_index=eidx)
     if s.freq_residual is not None:
         omega = _per_bank(s, "omega", B, T, lambda: np.ascontiguousarray(np.broadcast_to(
             s.freq_residual[:nb, None, :, :, :T], (nb, B, n_heads, kh, T)).reshape(G, T)))
