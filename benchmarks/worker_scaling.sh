@@ -19,7 +19,16 @@ for kind in sweep design; do
     for w in 1 2; do
       rm -rf "$OUT/$kind$w"
       if [ $kind = sweep ]; then
+        start=$(date +%s.%N)
         timed "sweep w$w" $OSCSIM sweep examples/sweep-noise.toml --out "$OUT/sweep$w" --workers $w --no-progress
+        # where the time went, from the part files' times: to the first row (the workers' start-up), the
+        # rows, and after the last row
+        $PY - "$OUT/sweep$w" "$start" "$(date +%s.%N)" <<'PYEOF'
+import glob, os, sys
+m = sorted(os.path.getmtime(p) for p in glob.glob(sys.argv[1] + "/parts/*.parquet"))
+s, e = float(sys.argv[2]), float(sys.argv[3])
+print(f"  first row {m[0] - s:.2f} s, rows {m[-1] - m[0]:.2f} s, after the last {e - m[-1]:.2f} s")
+PYEOF
       else
         timed "design w$w" $OSCSIM design examples/design-small.toml --out "$OUT/design$w" --workers $w --no-progress
       fi
