@@ -226,8 +226,35 @@ class LayerMap:
     def coupler_digest(self) -> str:
         """SHA-256 of the coupler draw :meth:`coupler_gain` ("" without a spread), computed when first asked."""
         if self.coupler_sha256 is None:
-            self.coupler_sha256 = _sha(self.coupler_gain()) if self.coupler_spread_rel > 0 else ""
+            self.coupler_sha256 = self.regenerated_digest() if self.coupler_spread_rel > 0 else ""
         return self.coupler_sha256
+
+    def coupler_key(self) -> tuple:
+        """What the coupler draw is a function of: seed, shape, spread and, on a multiplexed chip, the tiles."""
+        tiles = None if self.tiles is None else (self.tiles.count, self.tiles.tile_of.shape, self.tiles.tile_of.tobytes())
+        return (tuple(int(x) for x in self.coupler_seed), tuple(self.coupler_shape), float(self.coupler_spread_rel),
+                tiles)
+
+    def regenerated_digest(self, memo: dict | None = None) -> str:
+        """SHA-256 of the coupler draw regenerated from the seed (the digest a saved chip records).
+
+        Layers of equal :meth:`coupler_key` (every layer of a multiplexed chip) share one computation through
+        ``memo``, and their per-tile draw; a multiplexed layer's per-unit array is gathered for the hash and not
+        kept (134 MB per layer of the 1M model; the run reads the tiles)."""
+        key = self.coupler_key()
+        if memo is not None and key in memo:
+            phys, digest = memo[key]
+            if phys is not None and self._coupler_physical is None:
+                self._coupler_physical = phys
+            return digest
+        if self.tiles is None:
+            phys, digest = None, _sha(self.coupler_gain())
+        else:
+            phys = self.coupler_gain_per_tile()
+            digest = _sha(self._coupler_cache if self._coupler_cache is not None else self.tiles.gather(phys))
+        if memo is not None:
+            memo[key] = (phys, digest)
+        return digest
 
     def to_json(self) -> dict:
         return {
@@ -257,7 +284,9 @@ class LayerMap:
                 raise ValueError(f"layers[{self.index}].{name} must be a finite array >= 0 of shape {list(shape)}")
 
     @classmethod
-    def from_json(cls, d: dict, i: int) -> "LayerMap":
+    def from_json(cls, d: dict, i: int, digests: dict | None = None) -> "LayerMap":
+        """Layer ``i`` of a chip file, validated; its coupler digest is checked against the draw regenerated from
+        its seed (``digests``: a memo shared by the file's layers, :meth:`regenerated_digest`)."""
         w = f"layers[{i}]"
         need = {"index", "kind", "n_heads", "head_dim", "max_tokens", "banks", "oscillator_shape", "lambda",
                 "coupling_quantiser", "gain_quantiser", "freq_trim_code", "freq_residual_rel", "coupler_spread",
@@ -313,7 +342,7 @@ class LayerMap:
             power_w=_arr_from_json(d["power_w"], f"{w}.power_w", expected),
             tiles=TileMap.from_json(d["tiles"], f"{w}.tiles", unit_shape(d["kind"], expected)),
         )
-        if lm.coupler_spread_rel > 0 and _sha(lm.coupler_gain()) != lm.coupler_sha256:
+        if lm.coupler_spread_rel > 0 and lm.regenerated_digest(digests) != lm.coupler_sha256:
             raise ValueError(f"{w}.coupler_spread: the regenerated coupler draw does not match its sha256 "
                              f"(seed or rel_std edited, or a different random generator)")
         return lm

@@ -250,3 +250,64 @@ def test_coupler_digest_is_made_when_saved_and_matches_the_seeded_draw(model, ar
     assert (len(phys) == 1 and chip.layers[0]._coupler_physical is not None) if array == "multiplexed" else \
         phys == {id(None)}
     load_chip(path, model=model)  # the loader's own check of the digest
+
+
+def test_array_comparison_of_chip_files_finds_what_the_walk_finds(monkeypatch):
+    """The loader compares lists of numbers as arrays (a 1M model's chip file holds a million): on random nested
+    arrays with one edit each (beyond or within the 1e-9 tolerance, a shape change, text among the numbers,
+    device-sized numbers near 1e-15) it names the same field as the element-by-element walk (the same function
+    with no list taken as an array), or none."""
+    import mapping.chip_io as chip_io
+    from mapping.chip_io import _first_difference, _non_finite
+
+    def _walk_difference(a, b):
+        with monkeypatch.context() as m:
+            m.setattr(chip_io, "_numbers", lambda x: None)
+            return _first_difference(a, b)
+
+    rng = np.random.default_rng(3)
+    cases = 0
+    for trial in range(60):
+        shape = tuple(rng.integers(1, 5, size=rng.integers(1, 4)))
+        scale = 1e-15 if trial % 3 == 0 else 1.0
+        base = (rng.standard_normal(shape) * scale).tolist() if trial % 4 else rng.integers(-9, 9, shape).tolist()
+        a = {"x": {"data": base}, "n": 3}
+        b = json.loads(json.dumps(a))
+        flat = np.asarray(b["x"]["data"], dtype=float).reshape(-1)
+        k = int(rng.integers(flat.size))
+        kind = trial % 5
+        if kind == 0:
+            flat[k] = flat[k] * (1 + 1e-7) + 1e-20  # beyond the tolerance
+        elif kind == 1:
+            flat[k] = flat[k] * (1 + 1e-11)  # within it
+        if kind in (0, 1):
+            b["x"]["data"] = flat.reshape(shape).tolist()
+        elif kind == 2:
+            b["x"]["data"] = b["x"]["data"][:-1] if len(shape) == 1 or shape[0] > 1 else [[]]
+        elif kind == 3:
+            b["x"]["data"] = ["text"] + b["x"]["data"][1:]
+        assert _first_difference(a, b) == _walk_difference(a, b), (trial, a, b)
+        assert _first_difference(a, a) is None
+        cases += _walk_difference(a, b) is not None
+    assert cases >= 30  # most cases do differ, so agreement is not agreement on None alone
+    bad = np.zeros((2, 3, 4))
+    bad[1, 2, 0] = np.inf
+    assert _non_finite({"a": {"data": bad.tolist()}}) == ("a.data[1][2][0]", np.inf)
+    assert _non_finite({"a": {"data": [[1.0, 2.0], [3.0, float("nan")]]}})[0] == "a.data[1][1]"
+    where, value = _non_finite({"a": [1, "x", float("nan")]})  # text among numbers: the walk
+    assert where == "a[2]" and math.isnan(value)
+
+
+def test_a_loaded_multiplexed_chip_checks_one_coupler_draw_and_keeps_no_per_unit_arrays(chip_file, model):
+    """Every layer of the default chip has the same coupler seed and tiles: loading draws and hashes them once,
+    shares the per-tile draw, and keeps no per-unit copy (the run reads the tiles); the arrays are the ones a
+    fresh draw from the seed gives."""
+    import dataclasses
+
+    chip, path = chip_file
+    back = load_chip(path, model=model)
+    assert len({id(lm._coupler_physical) for lm in back.layers}) == 1
+    assert all(lm._coupler_cache is None for lm in back.layers)
+    for lm in back.layers:
+        fresh = dataclasses.replace(lm, _coupler_cache=None, _coupler_physical=None)
+        assert np.array_equal(lm.coupler_gain(), fresh.coupler_gain())
