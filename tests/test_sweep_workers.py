@@ -82,3 +82,16 @@ def test_local_workers_start_with_one_blas_thread_and_leave_the_main_environment
     assert len(threads) == 1, threads
     assert env == {var: "1" for var in run_mod._SPAWN_ENV} and numba_threads == "1"
     assert os.environ["OMP_NUM_THREADS"] == "3" and "OPENBLAS_NUM_THREADS" not in os.environ
+
+
+def test_started_workers_import_and_load_the_model_before_the_first_point():
+    """``LocalWorkers.start`` (a design study calls it before loading its own model and probing its space) spawns
+    every worker at once, and a warm-up loads the checkpoint into the point cache, where the points find it."""
+    probe = "('model', 'kuramoto-tiny') in __import__('mapping.sweep.point', fromlist=['_CACHE'])._CACHE"
+    with run_mod.LocalWorkers(2) as pool:
+        pool.start("kuramoto-tiny")
+        assert len(pool.executor()._processes) == 2  # spawned now, not when the first point is submitted
+        seen = [pool.submit(eval, probe).result(timeout=120) for _ in range(4)]
+    assert True in seen
+    # a warm-up that cannot load its checkpoint is ignored: the points report what is wrong
+    assert run_mod.warm_up("no-such-checkpoint") is None

@@ -314,20 +314,33 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
     pandas.DataFrame
         The trials table (:func:`mapping.design.results.trials_table`).
     """
-    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
-
-    from optuna.trial import TrialState
-
     from ..sweep.executors import LocalWorkers
-    from .results import front_mask, trials_table, write_results
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ValueError(f"workers must be an integer >= 0 (0: in this process), got {workers!r}")
     _quiet_optuna()
+    # one set of local workers for every generation (a new pool per generation paid the workers' start-up each
+    # time), started now: they import and load the model while this process does the same and probes the space
+    pool = LocalWorkers(workers) if workers and not scheduler else None
+    if pool is not None:
+        pool.start(spec.checkpoint)
+    try:
+        return _run_design(spec, Path(out), workers, scheduler, storage, progress, spec_text, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _run_design(spec: DesignSpec, out: Path, workers: int, scheduler, storage, progress, spec_text, pool):
+    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
+
+    from optuna.trial import TrialState
+
+    from .results import front_mask, trials_table, write_results
+
     model = _model(spec.checkpoint)
     T = _window(spec, model)
     check_space(spec, model)  # before any trial, and before the folder is made
-    out = Path(out)
     url = storage_url(out, storage)
     _prepare(spec, out, url, spec_text)
     study = _open_study(spec, url)
@@ -339,8 +352,6 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
     done0 = sum(t.state.is_finished() for t in study.get_trials(deepcopy=False))
     bar = tqdm(total=max(N, done0), initial=done0, disable=not progress, desc=f"design {spec.name}", unit="trial",
                file=sys.stderr, dynamic_ncols=True)
-    # one set of local workers for every generation (a new pool per generation paid the workers' start-up each time)
-    pool = LocalWorkers(workers) if workers and not scheduler else None
     try:
         while True:
             trials = study.get_trials(deepcopy=False)
@@ -362,8 +373,6 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
                 raise RuntimeError(f"{len(batch) - len(results)} trial(s) of the batch came back without a result")
     finally:
         bar.close()
-        if pool is not None:
-            pool.close()
     _release(study)
     return write_results(study, spec, out, T=T)
 
