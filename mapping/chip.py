@@ -219,14 +219,17 @@ class LayerMap:
         if self.tiles is None:
             raise ValueError(f"layer {self.index} is on a spatial chip (no tiles): use coupler_gain()")
         if self._coupler_physical is None:
-            self._coupler_physical = coupler_spread_draw(
-                self.coupler_seed, self.tiles.physical_shape(self.coupler_shape), self.coupler_spread_rel)
+            phys = coupler_spread_draw(self.coupler_seed, self.tiles.physical_shape(self.coupler_shape),
+                                       self.coupler_spread_rel)
+            phys.setflags(write=False)  # shared by the layers of the same draw
+            self._coupler_physical = phys
         return self._coupler_physical
 
-    def coupler_digest(self) -> str:
-        """SHA-256 of the coupler draw :meth:`coupler_gain` ("" without a spread), computed when first asked."""
+    def coupler_digest(self, memo: dict | None = None) -> str:
+        """SHA-256 of the coupler draw :meth:`coupler_gain` ("" without a spread), computed when first asked
+        (``memo``: shared by the layers of one chip, :meth:`regenerated_digest`)."""
         if self.coupler_sha256 is None:
-            self.coupler_sha256 = self.regenerated_digest() if self.coupler_spread_rel > 0 else ""
+            self.coupler_sha256 = self.regenerated_digest(memo) if self.coupler_spread_rel > 0 else ""
         return self.coupler_sha256
 
     def coupler_key(self) -> tuple:
@@ -256,7 +259,8 @@ class LayerMap:
             memo[key] = (phys, digest)
         return digest
 
-    def to_json(self) -> dict:
+    def to_json(self, digests: dict | None = None) -> dict:
+        """The layer's JSON (``digests``: a memo of coupler digests shared by the chip's layers)."""
         return {
             "index": self.index, "kind": self.kind, "n_heads": self.n_heads, "head_dim": self.head_dim,
             "max_tokens": self.max_tokens, "banks": self.banks, "oscillator_shape": list(self.oscillator_shape),
@@ -265,7 +269,7 @@ class LayerMap:
             "freq_trim_code": _arr_to_json(self.freq_trim_code, integer=True),
             "freq_residual_rel": _arr_to_json(self.freq_residual_rel),
             "coupler_spread": {"shape": list(self.coupler_shape), "rel_std": self.coupler_spread_rel,
-                               "seed": list(self.coupler_seed), "sha256": self.coupler_digest()},
+                               "seed": list(self.coupler_seed), "sha256": self.coupler_digest(digests)},
             "resources": self.resources,
             "diffusion_rel": _arr_to_json(self.diffusion_rel),
             "power_w": _arr_to_json(self.power_w),
@@ -403,13 +407,14 @@ class Chip:
         return self.device.harmonics()
 
     def to_json(self) -> dict:
+        digests: dict = {}  # one coupler digest per draw, shared by the layers that have it
         return {
             "format": FORMAT, "kind": self.kind, "config": config_to_dict(self.config),
             "device": self.device.to_dict(), "model": self.model_info, "timebase": self.timebase,
             "static_digital": self.static_digital, "resources": self.resources,
             "coupling_rule": self.coupling_rule,
             "schedule": None if self.schedule is None else self.schedule.to_json(),
-            "layers": [lm.to_json() for lm in self.layers],
+            "layers": [lm.to_json(digests) for lm in self.layers],
         }
 
     def save(self, path: str | Path) -> Path:

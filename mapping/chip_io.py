@@ -160,7 +160,7 @@ def _numbers(x) -> np.ndarray | None:
         return None
     try:
         arr = np.asarray(x)
-    except (ValueError, TypeError):  # ragged
+    except (ValueError, TypeError, OverflowError):  # ragged, or numbers NumPy cannot hold
         return None
     if arr.dtype.kind not in "if" or arr.size == 0:
         return None
