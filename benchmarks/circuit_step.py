@@ -5,7 +5,7 @@
 4 networks of T = 32 mismatched rings (the chip's Pelgrom V_T and load draw, residual ε ~ 1e-4), couplings
 C = 2κ g A with g uniform in ±4 and A row-normalised random causal weights (harsher than a chip layer), noise
 off; error = ‖Δθ − Δθ_ref‖ / ‖Δθ_ref − 2π ε τ_s‖ over all rings. Prints one line per (solver, step, readout
-step). Figures: BENCHMARKS.md, *`ring-circuit` vs `ring-macromodel` on the defaults*.
+step). Figures: BENCHMARKS.md, *Devices*.
 """
 
 import math

@@ -18,41 +18,52 @@ import json
 def rows(ckpt: str, devices: list[str]) -> list[dict]:
     from mapping import ChipConfig, compile
     from mapping.model_io import load_model
-    from mapping.energy import energy_report
+    from mapping.sweep.spec import config_with
 
     model, _ = load_model(ckpt)
     out = []
     for dev in devices:
-        chip = compile(model, ChipConfig(device=dev))
-        base = chip.config
-        for prec in ("int16", "int8"):
-            for gprec in (("bf16", "int8") if prec == "int8" else ("bf16",)):
-                for phase in ("prefill", "decode"):
-                    for analog in ((False, True) if chip.kind == "kuramoto" else (False,)):
+        for analog in (False, True):
+            cfg = config_with(ChipConfig(device=dev), {"scores.mode": "analog"} if analog else {})
+            try:
+                chip = compile(model, cfg)
+            except ValueError:  # a chip kind without an analog-score mode (SSA)
+                continue
+            base = chip.config
+            for prec in ("int16", "int8"):
+                for gprec in (("bf16", "int8") if prec == "int8" else ("bf16",)):
+                    for phase in ("prefill", "decode"):
                         chip.config = base.replace(energy=dataclasses.replace(
-                            base.energy, digital_precision=prec, gpu_precision=gprec, phase=phase,
-                            analog_scores=analog))
-                        r = energy_report(chip)
-                        b = r["breakdown"]
-                        top = sorted(b, key=b.get, reverse=True)[:2]
-                        out.append({
-                            "device": dev, "digital_precision": prec, "gpu_precision": gprec, "phase": phase,
-                            "analog_scores": analog, "chip_j": r["energy_per_token_chip_j"],
-                            "gpu_lower_j": r["gpu_energy_bounds_j"]["lower"],
-                            "gpu_upper_j": r["gpu_energy_bounds_j"]["upper"],
-                            "whole_chip_j": r["whole_model"]["chip_j"],
-                            "whole_gpu_lower_j": r["whole_model"]["gpu_bounds_j"]["lower"],
-                            "whole_gpu_upper_j": r["whole_model"]["gpu_bounds_j"]["upper"],
-                            "offloaded_fraction": r["offloaded_fraction"], "amdahl_max_gain": r["amdahl_max_gain"],
-                            "array_gain": r["array_gain"],
-                            "whole_offloaded_fraction": r["whole_model"]["offloaded_fraction"],
-                            "whole_amdahl_max_gain": r["whole_model"]["amdahl_max_gain"],
-                            "top_terms": {t: b[t] / r["energy_per_token_chip_j"] for t in top},
-                            "area_mm2": r["area_mm2"],
-                            "score_sigma_logit": (r.get("analog_score_noise") or {}).get("score_sigma_logit"),
-                        })
-        chip.config = base
+                            base.energy, digital_precision=prec, gpu_precision=gprec, phase=phase))
+                        out.append(_row(chip, dev, prec, gprec, phase, analog))
+            chip.config = base
+    out.sort(key=lambda r: (devices.index(r["device"]), r["digital_precision"] != "int16", r["gpu_precision"],
+                            r["phase"] != "prefill", r["analog_scores"]))
     return out
+
+
+def _row(chip, dev, prec, gprec, phase, analog) -> dict:
+    from mapping.energy import energy_report
+
+    r = energy_report(chip)
+    b = r["breakdown"]
+    top = sorted(b, key=b.get, reverse=True)[:2]
+    return {
+        "device": dev, "digital_precision": prec, "gpu_precision": gprec, "phase": phase,
+        "analog_scores": analog, "chip_j": r["energy_per_token_chip_j"],
+        "gpu_lower_j": r["gpu_energy_bounds_j"]["lower"],
+        "gpu_upper_j": r["gpu_energy_bounds_j"]["upper"],
+        "whole_chip_j": r["whole_model"]["chip_j"],
+        "whole_gpu_lower_j": r["whole_model"]["gpu_bounds_j"]["lower"],
+        "whole_gpu_upper_j": r["whole_model"]["gpu_bounds_j"]["upper"],
+        "offloaded_fraction": r["offloaded_fraction"], "amdahl_max_gain": r["amdahl_max_gain"],
+        "array_gain": r["array_gain"],
+        "whole_offloaded_fraction": r["whole_model"]["offloaded_fraction"],
+        "whole_amdahl_max_gain": r["whole_model"]["amdahl_max_gain"],
+        "top_terms": {t: b[t] / r["energy_per_token_chip_j"] for t in top},
+        "area_mm2": r["area_mm2"],
+        "score_sigma_logit": (r.get("analog_score_noise") or {}).get("score_sigma_logit"),
+    }
 
 
 def _j(x):

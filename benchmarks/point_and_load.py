@@ -1,5 +1,5 @@
 """Wall time of one sweep point and of loading a saved chip, for comparing this checkout with an older commit
-(BENCHMARKS.md, "Chip simulation speed, phase 5").
+(BENCHMARKS.md, "Sweeps and design").
 
 - ``point_s``: :func:`mapping.sweep.point.compute_point` on the points of ``examples/sweep-noise.toml`` (compile
   the chip from the point's config, run it, report), one engine and one torch thread as a sweep worker runs

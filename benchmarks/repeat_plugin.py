@@ -1,6 +1,6 @@
 """pytest plugin: run every collected test REPEAT times in one process (as pytest-repeat's --count does), e.g.
 ``PYTHONPATH=benchmarks REPEAT=20 .venv/bin/python -m pytest -p repeat_plugin tests/test_mapping_seeds.py -k ...``
-(the issue 23 must-show in BENCHMARKS.md)."""
+(BENCHMARKS.md, "Reproducibility")."""
 
 import os
 

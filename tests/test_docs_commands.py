@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").glob("*.md"))]
 # placeholders the docs write for a value of the reader's choice -> a value the parser takes
 PLACEHOLDERS = {"SPEC": "examples/sweep-small.toml", "DIR": "results/x", "CKPT": "kuramoto-tiny", "S": "2",
                 "TOML": "examples/chip.toml", "HOST": "host", "N": "4", "RUN_DIR": "runs/x", "L": "0", "H": "0",

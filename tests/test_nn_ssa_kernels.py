@@ -97,7 +97,7 @@ def _module_args(att, x):
 def test_float32_weights_match_float64_formula_with_drift(frequency):
     # Issue 21: Δω² formed as ‖ω_i‖² + ‖ω_j‖² − 2 ω_i·ω_j from drifted ω had a float32 weight error of 0.011
     # at N = 256 and 0.14 at N = 1,024. Formed without cancellation, the error stays at the float32 level
-    # of the inputs' rounding (BENCHMARKS.md, "SSA: Δω without cancellation", has the figures at N = 64 to
+    # of the inputs' rounding (BENCHMARKS.md, "Kernels", has the figures at N = 64 to
     # 2,048: about 1e-6, not growing with N).
     N = 1024
     att64, x64, c32, c64 = _drifted_layer(frequency, N)

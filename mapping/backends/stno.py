@@ -27,7 +27,7 @@ and the readout window is integrated with the couplers off (the amplitude relaxe
 by the nonlinear frequency shift: part of what a real readout sees).
 
 The thresholds ``RELAX_TIMES`` and ``COUPLING_FRACTION`` are where the two models agree within 2 % in the
-increment (measured, see tests/test_realism_stno.py and BENCHMARKS.md, section *Device realism*).
+increment (measured, see tests/test_realism_stno.py and BENCHMARKS.md, section *Devices*).
 
 References
 ----------

@@ -24,7 +24,7 @@ _MAX_POOL_RESTARTS = 3  # local pool: a worker that dies (OOM, kill) is replaced
 
 # A Dask worker process per core, each running one point at a time on one thread: the engine's threads
 # (Numba's pool, sized from NUMBA_NUM_THREADS at import), torch's and the BLAS's pinned to one, so W workers
-# on W cores never run more than W busy threads (measured, BENCHMARKS.md "Sweeps and workers").
+# on W cores never run more than W busy threads (measured, BENCHMARKS.md "Sweeps and design").
 DASK_WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                    "OPENBLAS_NUM_THREADS": "1"}
 # The native thread pools a worker's libraries size from the environment when they load: set in the main

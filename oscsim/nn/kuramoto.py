@@ -30,7 +30,7 @@ VALUES = ("circular", "projection")
 # Buffer sizes of the memory-lean inference path (`KuramotoAttention._delta_lean`): heads per chunk so that
 # each (B, heads, T, 2 k_h) query/key/value buffer stays near _LEAN_CHUNK_BYTES, tokens per chunk so that
 # the (B, tokens, 2k) φ chunk stays near _LEAN_PHI_BYTES. Chosen by measurement at N = 4,096, d = 512,
-# 8 heads (BENCHMARKS.md, issue 22 item 4): 2 MiB / 2 MiB gave 2.80x the fused attention's peak memory,
+# 8 heads (BENCHMARKS.md, "Kernels"): 2 MiB / 2 MiB gave 2.80x the fused attention's peak memory,
 # 2 MiB / 1 MiB 2.59x, at the same time within the load's noise.
 _LEAN_CHUNK_BYTES = 1 << 21
 _LEAN_PHI_BYTES = 1 << 20

@@ -29,8 +29,8 @@ __all__ = ["TrainConfig", "train", "evaluate_bpc", "lr_at", "param_groups", "pha
 
 LN2 = math.log(2.0)
 
-#: Default multiple of the peak learning rate for phase parameters (measured, BENCHMARKS.md "Phases on the
-#: torus"; issue 21 item 1).
+#: Default multiple of the peak learning rate for phase parameters (measured, BENCHMARKS.md "Models", phases on the
+#: torus; issue 21 item 1).
 DEFAULT_PHASE_LR_SCALE = 100.0
 
 #: Default peak learning rate of a fine-tune (``oscsim train --init``): the rate of the bundled hardware-aware
