@@ -193,13 +193,15 @@ class SSAConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class EnergyConfig:
-    """How energy is reported (mapping.energy; DESIGN §5.5). The fidelity simulation does not depend on it.
+    """How energy is reported (mapping.energy; DESIGN §5.5), and the periphery's precision (which the fidelity run
+    simulates); the fidelity run depends on nothing else here but the phase (decode pass).
 
     Attributes
     ----------
     digital_precision : {'int8', 'int16', 'fp16', 'fp32'}
-        Arithmetic of the chip's digital periphery, charged at the chip's node (65 nm, 1.2 V). The fidelity
-        run computes the periphery in fp32: the accuracy of a narrower periphery is not simulated.
+        Arithmetic of the chip's digital periphery, charged at the chip's node, and simulated by the fidelity
+        run at the same precision (the attention's projections, gates, queries, keys, scores and softmax:
+        :mod:`mapping.periphery.precision`); a chip choice a design study may search.
     gpu : {'A100-SXM', 'H100-SXM', 'H200'}
         GPU the chip is compared with.
     gpu_precision : {'bf16', 'fp32', 'int8'}
@@ -388,7 +390,7 @@ class ChipConfig:
 
     def idealised(self, kappa_tau: float | None = IDEAL_KAPPA_TAU) -> "ChipConfig":
         """The ideal limit of this configuration: ideal devices, no noise, no mismatch, unquantised couplings,
-        gains and readout, and a settle window no longer than κτ_s = ``kappa_tau`` (the first-order limit;
+        gains, readout and digital periphery (``energy.digital_precision = "fp32"``), and a settle window no longer than κτ_s = ``kappa_tau`` (the first-order limit;
         None keeps the window). The coupling fraction is kept."""
         base = self
         if kappa_tau is not None and self.kappa_tau > kappa_tau:
@@ -404,6 +406,7 @@ class ChipConfig:
             readout=dataclasses.replace(self.readout, noise_rad=0.0, bits=None, bandwidth_fraction=None),
             scores=(dataclasses.replace(self.scores, gate_bits=None, gate_range=1e6, bits=None)
                     if self.scores.analog else self.scores),
+            energy=dataclasses.replace(self.energy, digital_precision="fp32"),
         )
 
     @classmethod

@@ -33,8 +33,9 @@ def test_default_simulate_json_reports_a_buildable_die(capsys):
 
 
 @pytest.mark.slow
-def test_fully_spatial_chip_reproduces_the_bpc_before_issue_20(capsys):
-    """`oscsim simulate --config examples/chip-spatial.toml` on the default 2,048 tokens: the BPC of main before
+def test_fully_spatial_chip_reproduces_the_bpc_before_issue_20(capsys, tmp_path):
+    """`oscsim simulate --config examples/chip-spatial.toml` with the periphery in fp32 (as it ran then, before
+    its precision was simulated) on the default 2,048 tokens: the BPC of main before
     issue 20 (c9a70f1, whose default chip was this spatial one: `oscsim simulate --json`) to the bit, on the
     same kind of CPU. The figure depends on the CPU's vector kernels (torch's and NumPy's AVX-512 paths round
     differently from their AVX2 paths), so each reference was measured by running c9a70f1 on that kind of
@@ -46,7 +47,9 @@ def test_fully_spatial_chip_reproduces_the_bpc_before_issue_20(capsys):
     cap = torch.backends.cpu.get_cpu_capability()
     if cap not in before_issue_20:
         pytest.skip(f"no pre-issue-20 reference measured on a {cap} CPU: run c9a70f1's `oscsim simulate --json`")
-    assert main(["simulate", "--config", "examples/chip-spatial.toml", "--json"]) == 0
+    cfg = tmp_path / "spatial-fp32.toml"
+    cfg.write_text(open("examples/chip-spatial.toml").read() + '\n[energy]\ndigital_precision = "fp32"\n')
+    assert main(["simulate", "--config", str(cfg), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["bpc_chip"] == before_issue_20[cap]
     assert rep["bpc_closed_form"] == pytest.approx(2.9481, abs=1e-4)

@@ -33,6 +33,12 @@ def test_spec_parses_and_its_hash_decides_the_trials():
     assert config_of(s.base, {"coupling.bits": 5, "trim_bits": None}).coupling.bits == 5
 
 
+def test_the_periphery_precision_and_the_batch_are_searched_like_chip_fields():
+    s = _spec(space={"energy.digital_precision": {"choice": ["int8", "int16"]}, "energy.batch": {"int": [1, 64]}})
+    cfg = config_of(s.base, {"energy.digital_precision": "int8", "energy.batch": 64})
+    assert (cfg.energy.digital_precision, cfg.energy.batch) == ("int8", 64)
+
+
 @pytest.mark.parametrize(("over", "msg"), [
     ({"bogus": 1}, "unknown key"),
     ({"space": {"readout.nosie_rad": {"uniform": [0, 1]}}}, "unknown chip config field 'readout.nosie_rad'"),
@@ -43,7 +49,7 @@ def test_spec_parses_and_its_hash_decides_the_trials():
     ({"space": {"coupling.bits": {"int": [3, 8.5]}}}, "int needs integer bounds"),
     ({"space": {"readout.noise_rad": {"uniform": [-0.1, 0.1]}}}, "the value -0.1 is not a valid chip config"),
     ({"space": {}}, r"\[space\] is empty"),
-    ({"space": {"energy.digital_precision": {"choice": ["int8", "fp32"]}}}, "cannot be searched: the .energy. section"),
+    ({"space": {"energy.gpu": {"choice": ["H100-SXM", "A100-SXM"]}}}, "cannot be searched: it chooses what is reported"),
     ({"objectives": ["bpc_loss", "bpc_loss"]}, "repeat"),
     ({"objectives": ["speed"]}, "objectives must be"),
     ({"constraints": ["area_mm2 < 5"]}, "operator must be one of"),

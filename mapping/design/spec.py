@@ -64,13 +64,14 @@ _KINDS = ("uniform", "loguniform", "int", "choice")
 _TOP_KEYS = ("name", "checkpoint", "chip", "sampler", "seed", "trials", "population", "objectives", "constraints",
              "tokens", "space", "seeds")
 _OPS = ("<=", ">=")
-#: Sections whose fields are not design choices the search may make today: [energy] chooses what is reported
-#: (phase, batch, the GPU and its bound) or assumes a saving whose accuracy the chip run does not simulate
-#: (digital_precision: the fidelity run computes the periphery in fp32) — a search would take such a saving for
-#: free. The analog-score mode is a chip choice now, simulated ([scores] mode), and searchable.
-_NOT_SEARCHABLE = {"energy": "the [energy] section chooses what is reported (phase, batch, the GPU) or assumes a "
-                             "saving the chip run does not simulate (digital_precision), which a search would take "
-                             "for free; set it in the base chip"}
+#: Fields that are not design choices the search may make: they choose what is reported (the GPU compared with,
+#: its precision and bound, the phase the headline reports). The periphery's precision is simulated by the chip
+#: run (mapping.periphery.precision) and the batch is charged its weight reuse (the fidelity of a sequence does
+#: not depend on its batch), so ``energy.digital_precision`` and ``energy.batch`` are searchable; so is the
+#: analog-score mode ([scores] mode), simulated.
+_NOT_SEARCHABLE = {f"energy.{f}": "it chooses what is reported (the GPU compared with, its precision and bound, "
+                                  "the phase of the headline), not the chip; set it in the base chip"
+                   for f in ("gpu", "gpu_precision", "gpu_bound", "phase")}
 _MAX_TRIALS = 100_000
 #: The BPC loss at which the verdict names the best design (issue 20 item 7).
 VERDICT_BPC_LOSS = 0.05
@@ -298,8 +299,8 @@ def config_of(base: ChipConfig, params: dict) -> ChipConfig:
 def _dimension(name: str, d, base_tree: dict) -> Dimension:
     where = f'space."{name}"'
     check_field(name, base_tree, where)
-    if name.split(".")[0] in _NOT_SEARCHABLE:
-        raise ValueError(f"{where} cannot be searched: {_NOT_SEARCHABLE[name.split('.')[0]]}")
+    if name in _NOT_SEARCHABLE:
+        raise ValueError(f"{where} cannot be searched: {_NOT_SEARCHABLE[name]}")
     if not isinstance(d, dict) or len(d) != 1:
         raise ValueError(f"{where} must be one of {{{' | '.join(k + ' = [...]' for k in _KINDS)}}}, got {d!r}")
     (kind, p), = d.items()

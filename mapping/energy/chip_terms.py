@@ -247,7 +247,8 @@ for _t in (
              lambda s, c: f"{c['dig_ops']:.4g} digital attention ops/token/layer x {c['e_op']:.3g} J "
                           f"({s.digital_precision}: half a MAC of [Hor14] 45 nm, 0.9 V carried to "
                           f"{c['node'].node_nm:g} nm, {c['V']:g} V by the Stillmaker-Baas energy ratio); the fidelity "
-                          f"run computes this periphery in fp32", array=False),
+                          f"run computes this periphery at {s.digital_precision} too (mapping.periphery.precision)",
+             array=False),
 ):
     register_term(_t)
 

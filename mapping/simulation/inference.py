@@ -11,6 +11,10 @@ layer and run (``prepare``), stepped once per batch of sequences (``step``):
 - SSA chips: J, Δω, r are digital; the hook returns S measured by the backend (pairwise Adler cells or the
   collective SSA-1D network); the model's own top-k, normalisation, S V and projections follow.
 
+The periphery computes at the chip's ``[energy] digital_precision`` (:mod:`mapping.periphery.precision`): the
+chip runs a copy of the model whose attention projections are quantised, and a Kuramoto layer's queries, keys,
+scores and softmax weights reach the array quantised; the closed form stays the model's own float32.
+
 Noise is keyed on (run seed, layer, the sequence's index in the whole run, and the object's own indices, or on
 a time-multiplexed chip the physical run that serves it; :class:`mapping.seeds.LayerSeeds`), each sequence
 integrates with a step set by its own rates, and each sequence goes through the model's torch operations on its
@@ -34,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..fidelity import LayerFidelity, bits_per_character
+from ..periphery.precision import periphery_parts, quantised_model
 from ..seeds import LayerSeeds
 
 __all__ = ["ChipRun", "run"]
@@ -205,9 +210,12 @@ def _one_torch_thread():
         torch.set_num_threads(threads)
 
 
-def _run_model(chip, tokens, bs, make_override, progress, closed_form):
+def _run_model(chip, tokens, bs, make_override, progress, closed_form, model=None):
     """Chip logits (and closed-form logits) over batches, each sequence through the model's own forward on one
-    torch thread (the chip simulation batched; see :func:`_forward_per_sequence`)."""
+    torch thread (the chip simulation batched; see :func:`_forward_per_sequence`). ``model``: the model the chip
+    runs (its periphery's precision, :func:`mapping.periphery.precision.quantised_model`; default
+    ``chip.model``); the closed form is ``chip.model``."""
+    model = chip.model if model is None else model
     import torch
 
     logits, logits_cf = [], []
@@ -227,7 +235,7 @@ def _run_model(chip, tokens, bs, make_override, progress, closed_form):
         for start, x in batches:
             seq_ids = np.arange(start, start + x.shape[0])
             t0 = time.perf_counter()
-            logits.append(_forward_per_sequence(chip.model, x, counted(make_override(seq_ids), x.shape[0])))
+            logits.append(_forward_per_sequence(model, x, counted(make_override(seq_ids), x.shape[0])))
             wall += time.perf_counter() - t0
             if closed_form:  # one sequence at a time too: the same numbers whatever the batch
                 logits_cf.extend(chip.model(x[b:b + 1]) for b in range(x.shape[0]))
@@ -253,6 +261,21 @@ def _check_run_args(chip, tokens, batch_size, seed) -> None:
         raise ValueError(f"batch_size must be None (automatic) or an integer >= 1, got {batch_size!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+
+
+def _periphery_args(chip, chip_model, i, args, precision):
+    """The hook's arguments as the chip's periphery computes them at ``precision``
+    (:mod:`mapping.periphery.precision`): a Kuramoto layer's parts from the quantised model's layer, with the
+    closed form's increment for the same input kept as the per-layer fidelity's reference (one sequence at a
+    time, as the model runs); SSA components come from the quantised projections already."""
+    import torch
+
+    if precision == "fp32" or len(args) != 2 or getattr(args[1], "A", None) is None:
+        return args  # an SSA layer's components (its projections are quantised already)
+    theta, parts = args
+    ref = chip.model.layers[i].attn
+    delta = torch.cat([ref.parts(theta[b:b + 1], need_weights=False).delta for b in range(theta.shape[0])])
+    return theta, periphery_parts(chip_model.layers[i].attn, theta, parts, precision, delta=delta)
 
 
 def run(chip, tokens, *, seed: int = 0, progress: bool | None = None, batch_size: int | None = None,
@@ -298,8 +321,12 @@ def run(chip, tokens, *, seed: int = 0, progress: bool | None = None, batch_size
     used = {"backend": ""}
     runs = [None if chip.schedule is None else chip.schedule.runs(i) for i in range(len(chip.layers))]
 
+    precision = chip.config.energy.digital_precision
+    chip_model = quantised_model(chip.model, precision)
+
     def make_override(seq_ids):
         def override(i, *args):
+            args = _periphery_args(chip, chip_model, i, args, precision)
             out, name = backends[i].run_hook(chip, i, prepared[i], args,
                                              LayerSeeds.for_layer(seed, i, seq_ids, runs[i]), stats[i])
             used["backend"] = name or used["backend"]
@@ -307,6 +334,6 @@ def run(chip, tokens, *, seed: int = 0, progress: bool | None = None, batch_size
 
         return override
 
-    logits, logits_cf, wall = _run_model(chip, tokens, bs, make_override, progress, closed_form)
+    logits, logits_cf, wall = _run_model(chip, tokens, bs, make_override, progress, closed_form, chip_model)
     return ChipRun(logits=logits, logits_closed_form=logits_cf, layers=[s.result() for s in stats],
                    n_tokens=int(tokens.numel()), wall_s=wall, backend=used["backend"])
