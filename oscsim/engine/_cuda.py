@@ -117,11 +117,15 @@ def _build():
     """Compile (or, under the simulator, wrap) the device functions and kernels once per process."""
     if _KERNELS:
         return _KERNELS
-    from numba import float64, int32
-
     from ._templates import step_time
 
-    step_t = cuda.jit(device=True)(step_time.py_func)
+    phase_kernel = _phase_kernel(cuda.jit(device=True)(step_time.py_func), _normal_fn(), _drift_fn(), _summarise_fn())
+    _KERNELS.update(phase=phase_kernel, transpose=_transpose_kernel(), cuda=cuda)
+    return _KERNELS
+
+
+def _normal_fn():
+    """The device function ``normal(k0, k1, draw, i)``: one standard normal of Philox stream (k0, k1)."""
     philox = cuda.jit(device=True)(philox4x32)
     u53 = cuda.jit(device=True)(uniforms53)
 
@@ -136,6 +140,13 @@ def _build():
         d = np.uint64(draw)
         x0, x1, x2, x3 = philox(d & _U32, d >> _S32, np.uint64(i), np.uint64(0), k0, k1)
         return bm(x0, x1, x2, x3)
+
+    return normal
+
+
+def _drift_fn():
+    """The device function ``drift(t, yv, out, g, sn, cs, fuse, P)``: the phase network's drift of group g, the
+    block's threads sharing the rows (sin/cos of the phases in the shared arrays sn, cs)."""
 
     @cuda.jit(device=True)
     def row_sums(CT, g, m, i, l, h, cs, sn):
@@ -237,6 +248,12 @@ def _build():
             for i in range(tid, n, nt):
                 out[i] += drvF[gf, i] * math.sin(wt + drvpsi[gp, i] - yv[i])
 
+    return drift
+
+
+def _summarise_fn():
+    """The device function adding group g's e^{iθ} (and coherence) to the `SaveSummary` sums."""
+
     @cuda.jit(device=True)
     def summarise(g, yv, sn, cs, mean_re, mean_im, coh, do_coh, n_summ):
         n = yv.shape[0]
@@ -257,6 +274,13 @@ def _build():
         if tid == 0:
             n_summ[g] += 1
         cuda.syncthreads()
+
+    return summarise
+
+
+def _phase_kernel(step_t, normal, drift, summarise):
+    """The kernel integrating one group per block over the whole run (see the module docstring)."""
+    from numba import float64, int32
 
     @cuda.jit
     def phase_kernel(Y, K, DW, ys, yfin, mean_re, mean_im, coh, n_summ, fail_step, fail_t,
@@ -354,6 +378,10 @@ def _build():
         for i in range(tid, n, nt):
             yfin[g, i] = yc[i]
 
+    return phase_kernel
+
+
+def _transpose_kernel():
     @cuda.jit
     def transpose(src, dst):
         """dst[b, j, i] = src[b, i, j] for (B, N, N) arrays; grid (ceil(N/bx), ceil(N/by), min(B, 65535))."""
@@ -364,8 +392,7 @@ def _build():
             for b in range(cuda.blockIdx.z, src.shape[0], cuda.gridDim.z):
                 dst[b, j, i] = src[b, i, j]
 
-    _KERNELS.update(phase=phase_kernel, transpose=transpose, cuda=cuda)
-    return _KERNELS
+    return transpose
 
 
 def _device_transposed(kern, arr4):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -132,13 +133,55 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     >>> sol.y_final.shape
     (2, 3)
     """
+    model_name = type(model).__name__
+    model, solver, save, t0, t1, dt = _checked_options(model, solver, save, t0, t1, dt, brownian_substeps, backend,
+                                                       unknown)
+    ystate, seed_u = _checked_state(model, solver, y0, seed)
+    G = ystate.shape[0]
+
+    # read-only views of every parameter array and fresh writable state arrays: stable Numba signatures,
+    # so the disk-cached kernels are reused whatever flags the caller's arrays had
+    P = tuple(_readonly(p) for p in model._params())
+    ystate = np.array(ystate, dtype=np.float64, order="C")
+    drift = model._make_drift()
+    model_key = model._kernel_key()
+    stats = {"solver": type(solver).__name__, "model": model_name, "n_groups": G, "backend": backend}
+
+    if solver.adaptive:
+        return _run_adaptive(model, solver, t0, t1, dt, ystate, save, P, drift, model_key, stats)
+    n_steps, h_last, tgrid, save_steps, ts_out = _fixed_grid(t0, t1, dt, save)
+    out = _Outputs.empty(model, save, t0, t1, dt, n_steps, G, save_steps.size)
+    noisy = model.is_stochastic
+    sig = np.array(model._noise_rows(), dtype=np.float64, order="C") if noisy else np.zeros((1, ystate.shape[1]))
+    if backend == "cuda":
+        from ._cuda import run_fixed
+
+        tic = time.perf_counter()
+        stats.update(run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noisy, seed_u,
+                               brownian_substeps, save_steps, out.ys, out.summ_on, out.summ_start, out.summ_every,
+                               out.mean_re, out.mean_im, out.coh, out.n_summ, out.yfin, out.fail_step, out.fail_t))
+        stats["wall_time_s"] = time.perf_counter() - tic
+    else:
+        loop = get_fixed_loop(model_key, drift, model._phases(), solver, model._prepare())
+        tic = time.perf_counter()
+        run_groups(loop, G, (
+            ystate, t0, dt, np.int64(n_steps), h_last, tgrid, P, sig, noisy, bool(solver.needs_area and noisy),
+            seed_u, np.int64(brownian_substeps), np.int64(model._work_size()), np.int64(max(solver.n_stages, 1)),
+            save_steps, out.ys, out.summ_on, np.int64(out.summ_start), np.int64(out.summ_every), out.mean_re,
+            out.mean_im, out.coh, out.n_summ, out.yfin, out.fail_step, out.fail_t))
+        stats["wall_time_s"] = time.perf_counter() - tic
+    stats["n_steps"] = n_steps
+    return out.solution(model, save, ts_out, stats)
+
+
+def _checked_options(model, solver, save, t0, t1, dt, brownian_substeps, backend, unknown):
+    """`simulate`'s options checked: (the engine model, solver, save, t0, t1, dt)."""
     if unknown:
         raise ValueError(
             f"simulate: unknown option(s) {sorted(unknown)}; the options are {', '.join(_OPTIONS)}"
         )
     if not isinstance(model, _MODELS):
         raise ValueError(f"model: expected one of {[m.__name__ for m in _MODELS]}, got {type(model).__name__}")
-    model_name = type(model).__name__
     model = model._engine_model()
     if not isinstance(solver, Solver):
         raise ValueError(f"solver: expected a solver instance (e.g. EulerMaruyama()), got {solver!r}")
@@ -160,6 +203,11 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     if backend == "cuda":
         _check_cuda_support(model, solver)
 
+    return model, solver, save, t0, t1, dt
+
+
+def _checked_state(model, solver, y0, seed):
+    """The (G, D) initial state and the (G, 2) seeds of `simulate`, checked against the model and solver."""
     y0 = np.asarray(y0)
     if y0.dtype == object or not np.issubdtype(y0.dtype, np.number):
         raise ValueError(f"y0: must be a numeric array, got dtype {y0.dtype}")
@@ -188,20 +236,13 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     if noisy and seed is None:
         raise ValueError("seed: the model has noise, so give an explicit integer seed (>= 0)")
     seed_u = _group_seeds(seed, G)
+    return ystate, seed_u
 
-    # read-only views of every parameter array and fresh writable state arrays: stable Numba signatures,
-    # so the disk-cached kernels are reused whatever flags the caller's arrays had
-    P = tuple(_readonly(p) for p in model._params())
-    ystate = np.array(ystate, dtype=np.float64, order="C")
-    drift = model._make_drift()
-    model_key = model._kernel_key()
-    stats = {"solver": type(solver).__name__, "model": model_name, "n_groups": G, "backend": backend}
+
+def _fixed_grid(t0, t1, dt, save):
+    """The fixed-step grid of a run: (n_steps, the last step's length h_last, the explicit grid ``tgrid`` (empty
+    unless `SaveAt` adds its times), the steps after which the state is saved, their times)."""
     span = t1 - t0
-
-    if solver.adaptive:
-        return _run_adaptive(model, solver, t0, t1, dt, ystate, save, P, drift, model_key, stats)
-
-    # ---- fixed-step grid -------------------------------------------------------------------------
     r = span / dt
     n_round = int(round(r))
     if n_round >= 1 and abs(r - n_round) <= 1e-9 * max(1.0, r):
@@ -235,72 +276,77 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     else:
         save_steps = np.zeros(0, dtype=np.int64)
         ts_out = np.zeros(0)
+    return n_steps, h_last, tgrid, save_steps, ts_out
 
-    summ_on = isinstance(save, SaveSummary)
-    phases = model._phases()
-    nph = model._n_phases() if summ_on else 0
-    summ_start = 0
-    summ_every = 1
-    if summ_on:
-        ts_start = t0 if save.t_start is None else save.t_start
-        if not t0 - 1e-12 * max(1.0, abs(t0)) <= ts_start <= t1:
-            raise ValueError(f"SaveSummary.t_start: must lie in [t0, t1] = [{t0}, {t1}], got {ts_start}")
-        summ_start = min(int(np.ceil((ts_start - t0) / dt - 1e-9)), n_steps)
-        summ_every = save.every
-    mean_re = np.zeros((G, nph))
-    mean_im = np.zeros((G, nph))
-    coh = np.zeros((G, nph, nph)) if (summ_on and nph and save.coherence) else np.zeros((G, 0, 0))
-    n_summ = np.zeros(G, dtype=np.int64)
-    ys = np.zeros((save_steps.size, G, D))
-    yfin = np.empty((G, D))
-    fail_step = np.full(G, -1, dtype=np.int64)
-    fail_t = np.zeros(G)
-    sig = np.array(model._noise_rows(), dtype=np.float64, order="C") if noisy else np.zeros((1, D))
 
-    if backend == "cuda":
-        from ._cuda import run_fixed
+@dataclass
+class _Outputs:
+    """The arrays a fixed-step loop fills in place (saved states, summary sums, final states, failures)."""
 
-        tic = time.perf_counter()
-        stats.update(run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noisy, seed_u,
-                               brownian_substeps, save_steps, ys, summ_on, summ_start, summ_every, mean_re,
-                               mean_im, coh, n_summ, yfin, fail_step, fail_t))
-        stats["wall_time_s"] = time.perf_counter() - tic
-    else:
-        loop = get_fixed_loop(model_key, drift, phases, solver, model._prepare())
-        tic = time.perf_counter()
-        run_groups(loop, G, (
-            ystate, t0, dt, np.int64(n_steps), h_last, tgrid, P, sig, noisy, bool(solver.needs_area and noisy),
-            seed_u, np.int64(brownian_substeps), np.int64(model._work_size()), np.int64(max(solver.n_stages, 1)),
-            save_steps, ys, summ_on, np.int64(summ_start), np.int64(summ_every), mean_re, mean_im, coh, n_summ,
-            yfin, fail_step, fail_t))
-        stats["wall_time_s"] = time.perf_counter() - tic
-    stats["n_steps"] = n_steps
-    failed = np.flatnonzero(fail_step >= 0)
-    if failed.size:
-        g0 = int(failed[np.argmin(fail_t[failed])])
-        raise SimulationError(
-            f"simulate: the state of group {g0} became NaN/inf at t = {fail_t[g0]:.6g} (step {fail_step[g0]}); "
-            f"{failed.size} of {G} groups failed. Reduce dt, or check the coupling/noise scale.",
-            time=float(fail_t[g0]), group=g0, groups=[int(g) for g in failed],
+    summ_on: bool
+    summ_start: int
+    summ_every: int
+    mean_re: np.ndarray
+    mean_im: np.ndarray
+    coh: np.ndarray
+    n_summ: np.ndarray
+    ys: np.ndarray
+    yfin: np.ndarray
+    fail_step: np.ndarray
+    fail_t: np.ndarray
+
+    @classmethod
+    def empty(cls, model, save, t0, t1, dt, n_steps, G, n_saves):
+        summ_on = isinstance(save, SaveSummary)
+        nph = model._n_phases() if summ_on else 0
+        summ_start = 0
+        summ_every = 1
+        if summ_on:
+            ts_start = t0 if save.t_start is None else save.t_start
+            if not t0 - 1e-12 * max(1.0, abs(t0)) <= ts_start <= t1:
+                raise ValueError(f"SaveSummary.t_start: must lie in [t0, t1] = [{t0}, {t1}], got {ts_start}")
+            summ_start = min(int(np.ceil((ts_start - t0) / dt - 1e-9)), n_steps)
+            summ_every = save.every
+        D = model._state_dim()
+        return cls(summ_on=summ_on, summ_start=summ_start, summ_every=summ_every, mean_re=np.zeros((G, nph)),
+                   mean_im=np.zeros((G, nph)),
+                   coh=np.zeros((G, nph, nph)) if (summ_on and nph and save.coherence) else np.zeros((G, 0, 0)),
+                   n_summ=np.zeros(G, dtype=np.int64), ys=np.zeros((n_saves, G, D)), yfin=np.empty((G, D)),
+                   fail_step=np.full(G, -1, dtype=np.int64), fail_t=np.zeros(G))
+
+    def solution(self, model, save, ts_out, stats) -> Solution:
+        """The `Solution` of the filled arrays; raises `SimulationError` naming the first group that failed."""
+        G = self.yfin.shape[0]
+        failed = np.flatnonzero(self.fail_step >= 0)
+        if failed.size:
+            fail_t = self.fail_t
+            g0 = int(failed[np.argmin(fail_t[failed])])
+            raise SimulationError(
+                f"simulate: the state of group {g0} became NaN/inf at t = {fail_t[g0]:.6g} (step "
+                f"{self.fail_step[g0]}); {failed.size} of {G} groups failed. Reduce dt, or check the coupling/noise "
+                "scale.",
+                time=float(fail_t[g0]), group=g0, groups=[int(g) for g in failed],
+            )
+        mean_exp = coherence = None
+        nph = self.mean_re.shape[1]
+        if self.summ_on and nph:
+            cnt = np.maximum(self.n_summ, 1)[:, None]
+            mean_exp = (self.mean_re + 1j * self.mean_im) / cnt
+            if save.coherence:
+                coh = self.coh
+                coh /= cnt[:, :, None]
+                iu = np.triu_indices(nph, 1)
+                coh[:, iu[1], iu[0]] = coh[:, iu[0], iu[1]]
+                coherence = coh
+            stats["n_samples"] = int(self.n_summ[0])
+        return Solution(
+            ts=ts_out,
+            ys=None if self.summ_on else model._from_state(self.ys),
+            y_final=model._from_state(self.yfin),
+            mean_exp=mean_exp,
+            coherence=coherence,
+            stats=stats,
         )
-    mean_exp = coherence = None
-    if summ_on and nph:
-        cnt = np.maximum(n_summ, 1)[:, None]
-        mean_exp = (mean_re + 1j * mean_im) / cnt
-        if save.coherence:
-            coh /= cnt[:, :, None]
-            iu = np.triu_indices(nph, 1)
-            coh[:, iu[1], iu[0]] = coh[:, iu[0], iu[1]]
-            coherence = coh
-        stats["n_samples"] = int(n_summ[0])
-    return Solution(
-        ts=ts_out,
-        ys=None if summ_on else model._from_state(ys),
-        y_final=model._from_state(yfin),
-        mean_exp=mean_exp,
-        coherence=coherence,
-        stats=stats,
-    )
 
 
 def _check_cuda_support(model, solver) -> None:

@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import torch
 from torch import Tensor
@@ -270,26 +271,8 @@ def _forward(omega, q_om, mu, value, alpha, c, causal, boundary, block_q, block_
     Z = torch.empty(BH, N, dtype=dtype, device=device)
     bk, chunks, iblocks = _plan(BH, N, block_q, block_k, tile_elements)
 
-    def prepare(h0, h1):
-        """Key vectors and constants of one head chunk."""
-        cc = c[h0:h1].unsqueeze(-1)
-        Wb, sq = _key_vectors(omega[h0:h1]) if omega.shape[-1] > 1 else (None, None)
-        fast = (boundary == "reference" and dtype == torch.float32 and floor == 0.0
-                and bool((cc > _FAST_MIN_C).all()))
-        # the Numba kernel also has a float32 smooth-boundary form on the κ-scaled product (S, not c_s S)
-        fast_smooth = nb is not None and boundary == "smooth" and dtype == torch.float32
-        kappa = a3[h0:h1] * _LOG2E
-        # t = q_i − q_j + μ (i − j) enters squared: on the κ-scaled paths q and μ carry √κ
-        scale = kappa.sqrt().view(-1, 1) if fast or fast_smooth else None
-        qs = q_om[h0:h1] if scale is None else q_om[h0:h1] * scale
-        ms = None if mu is None else (mu[h0:h1] if scale is None else mu[h0:h1] * scale[:, 0])
-        p = dict(sq=sq, Wb=Wb, cc=cc, fast=fast, fast_smooth=fast_smooth, kappa=kappa, c_s=cc * kappa.sqrt(),
-                 eps_s=kappa.sqrt() * EPS, qs=qs, ms=ms)
-        if nb is not None:
-            p.update(c_s_np=p["c_s"][..., 0].detach().numpy(), cc_np=cc[..., 0].detach().numpy(),
-                     eps_s_np=p["eps_s"].reshape(-1).detach().numpy(), alpha_np=alpha[h0:h1].detach().numpy(),
-                     qs_np=qs.detach().numpy(), ms_np=None if ms is None else ms.detach().numpy())
-        return p
+    prepare = partial(_prepare_chunk, omega=omega, q_om=q_om, mu=mu, alpha=alpha, c=c, boundary=boundary,
+                      floor=floor, nb=nb)
 
     def task(h0, h1, i0, i1, p):
         v = value[h0:h1]
@@ -342,6 +325,37 @@ def _forward(omega, q_om, mu, value, alpha, c, causal, boundary, block_q, block_
         Z[h0:h1, i0:i1] = z
         out[h0:h1, i0:i1] = acc.div_(z.unsqueeze(-1))
 
+    _run_tasks(prepare, task, chunks, iblocks, device)
+    return out, Z
+
+
+def _prepare_chunk(h0, h1, *, omega, q_om, mu, alpha, c, boundary, floor, nb):
+    """Key vectors and constants of the head chunk h0:h1 (the ``p`` of `_forward`'s tasks)."""
+    dtype = q_om.dtype
+    a3 = alpha.view(-1, 1, 1)
+    cc = c[h0:h1].unsqueeze(-1)
+    Wb, sq = _key_vectors(omega[h0:h1]) if omega.shape[-1] > 1 else (None, None)
+    fast = (boundary == "reference" and dtype == torch.float32 and floor == 0.0
+            and bool((cc > _FAST_MIN_C).all()))
+    # the Numba kernel also has a float32 smooth-boundary form on the κ-scaled product (S, not c_s S)
+    fast_smooth = nb is not None and boundary == "smooth" and dtype == torch.float32
+    kappa = a3[h0:h1] * _LOG2E
+    # t = q_i − q_j + μ (i − j) enters squared: on the κ-scaled paths q and μ carry √κ
+    scale = kappa.sqrt().view(-1, 1) if fast or fast_smooth else None
+    qs = q_om[h0:h1] if scale is None else q_om[h0:h1] * scale
+    ms = None if mu is None else (mu[h0:h1] if scale is None else mu[h0:h1] * scale[:, 0])
+    p = dict(sq=sq, Wb=Wb, cc=cc, fast=fast, fast_smooth=fast_smooth, kappa=kappa, c_s=cc * kappa.sqrt(),
+             eps_s=kappa.sqrt() * EPS, qs=qs, ms=ms)
+    if nb is not None:
+        p.update(c_s_np=p["c_s"][..., 0].detach().numpy(), cc_np=cc[..., 0].detach().numpy(),
+                 eps_s_np=p["eps_s"].reshape(-1).detach().numpy(), alpha_np=alpha[h0:h1].detach().numpy(),
+                 qs_np=qs.detach().numpy(), ms_np=None if ms is None else ms.detach().numpy())
+    return p
+
+
+def _run_tasks(prepare, task, chunks, iblocks, device):
+    """``task(h0, h1, i0, i1, prepare(h0, h1))`` for every (head chunk, query block), on
+    ``torch.get_num_threads()`` single-threaded workers (CPU) or in order."""
     tasks = [(ch, ib) for ch in chunks for ib in iblocks]
     workers = min(torch.get_num_threads(), len(tasks)) if device.type == "cpu" else 1
     if workers <= 1:
@@ -349,7 +363,7 @@ def _forward(omega, q_om, mu, value, alpha, c, causal, boundary, block_q, block_
             p = prepare(h0, h1)
             for i0, i1 in iblocks:
                 task(h0, h1, i0, i1, p)
-        return out, Z
+        return
 
     # Single-threaded workers pull (head chunk, query block) tasks in order from a shared queue: one
     # parallel region per call instead of one per tensor operation (on a busy machine, thousands of small
@@ -387,7 +401,6 @@ def _forward(omega, q_om, mu, value, alpha, c, causal, boundary, block_q, block_
                 f.result()
     finally:
         torch.set_num_threads(prev_threads)
-    return out, Z
 
 
 def _tile_terms(p_i, p_j, t, alpha, c, floor, boundary, keep):

@@ -244,12 +244,33 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
     run_info = {"model_name": model, "size": size, "corpus": corpus, "data": str(data) if data else None,
                 "train": asdict(train_cfg)}
     torch.manual_seed(train_cfg.seed)
+    net, tf = _build_net(mcfg, model, device, run_info, init, transform, trainable, trainable_name)
+    opt = _optimizer(net, train_cfg)
+    start, history, finished = _resume(out, net, opt, run_info, mcfg, train_cfg, device, log)
+    if finished is not None:
+        return finished
+    net.train()
+    fwd = torch.compile(net) if compile and tf is None else net
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bar = tqdm(total=train_cfg.steps, initial=start, desc=f"train {model}-{size}", disable=not progress)
+    _train_steps(out, net, fwd, tf, opt, corp, run_info, train_cfg, mcfg.seq_len, start, history, device, bar, log,
+                 log if log_interval is None else log_interval)
+    bar.close()
+    val = evaluate_bpc(net, corp.valid, mcfg.seq_len, device=device, progress=progress,
+                       max_windows=train_cfg.final_eval_windows)
+    return _save(out, net, opt, run_info, train_cfg.steps, history, val, train_cfg, mcfg.seq_len)
+
+
+def _build_net(mcfg, model: str, device: str, run_info: dict, init, transform, trainable, trainable_name: str):
+    """The network of `train` (from ``init``'s weights when given, ``trainable`` applied) and its transform
+    (None without one); records the choices in ``run_info``."""
     net = build_model(mcfg).to(device)
     if init is not None:
         src, src_meta = load_checkpoint(init, device=device)
         if src_meta.get("model") != mcfg_name(mcfg) or src.config.to_dict() != mcfg.to_dict():
             raise ValueError(f"init checkpoint {str(init)!r} is a {src_meta.get('model')} model with configuration "
-                             f"{src.config.to_dict()}, not {model} {size} {mcfg.to_dict()}")
+                             f"{src.config.to_dict()}, not {model} {run_info['size']} {mcfg.to_dict()}")
         net.load_state_dict(src.state_dict())
         run_info["init"] = str(init)
         # the weights it started from, so a fine-tune whose parent was retrained is recognisably stale
@@ -265,39 +286,44 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
         for n, p in net.named_parameters():
             p.requires_grad_(trainable(n))
         run_info["trainable"] = trainable_name
-    opt = _optimizer(net, train_cfg)
-    start, history = 0, []
-    if (out / CONFIG_FILE).is_file():
-        meta = read_config(out)
-        prev = {k: meta.get(k) for k in run_info}
-        if isinstance(prev.get("train"), dict):
-            prev["train"] = {**LEGACY_TRAIN, **prev["train"]}
-        if prev != run_info or meta.get("config") != mcfg.to_dict():
-            diff = sorted(k for k in run_info["train"] if (prev.get("train") or {}).get(k) != run_info["train"][k])
-            hint = (" (a run from before phase groups: resume it with --no-phase-groups)"
-                    if "phase_lr_scale" in diff and (prev.get("train") or {}).get("phase_lr_scale") is None else "")
-            raise ValueError(f"{str(out)!r} holds a checkpoint of different settings ({prev['model_name']} "
-                             f"{prev['size']}, {prev['train']}; differing training fields: {diff}){hint}; "
-                             f"choose another --out folder")
-        if not (out / OPTIM_FILE).is_file() and meta.get("step", 0) < train_cfg.steps:
-            raise ValueError(f"{str(out)!r} holds a checkpoint without optimizer state; it cannot be resumed")
-        loaded, _ = load_checkpoint(out, device=device)
-        net.load_state_dict(loaded.state_dict())
-        start, history = int(meta.get("step", 0)), list(meta.get("metrics", {}).get("history", []))
-        if start >= train_cfg.steps:
-            log(f"{out}: already trained for {start} steps")
-            return meta
-        load_optimizer(out, opt, meta["optimizer"])
-        log(f"{out}: resuming at step {start} of {train_cfg.steps}")
-    net.train()
-    fwd = torch.compile(net) if compile and tf is None else net
-    seq_len = mcfg.seq_len
-    if progress is None:
-        progress = sys.stderr.isatty()
+    return net, tf
+
+
+def _resume(out: Path, net, opt, run_info: dict, mcfg, train_cfg: TrainConfig, device: str, log):
+    """(first step, history, None) to train from, loading an unfinished run of the same settings from ``out``
+    into ``net`` and ``opt``; (.., .., its checkpoint dict) when ``out`` holds a finished one."""
+    if not (out / CONFIG_FILE).is_file():
+        return 0, [], None
+    meta = read_config(out)
+    prev = {k: meta.get(k) for k in run_info}
+    if isinstance(prev.get("train"), dict):
+        prev["train"] = {**LEGACY_TRAIN, **prev["train"]}
+    if prev != run_info or meta.get("config") != mcfg.to_dict():
+        diff = sorted(k for k in run_info["train"] if (prev.get("train") or {}).get(k) != run_info["train"][k])
+        hint = (" (a run from before phase groups: resume it with --no-phase-groups)"
+                if "phase_lr_scale" in diff and (prev.get("train") or {}).get("phase_lr_scale") is None else "")
+        raise ValueError(f"{str(out)!r} holds a checkpoint of different settings ({prev['model_name']} "
+                         f"{prev['size']}, {prev['train']}; differing training fields: {diff}){hint}; "
+                         f"choose another --out folder")
+    if not (out / OPTIM_FILE).is_file() and meta.get("step", 0) < train_cfg.steps:
+        raise ValueError(f"{str(out)!r} holds a checkpoint without optimizer state; it cannot be resumed")
+    loaded, _ = load_checkpoint(out, device=device)
+    net.load_state_dict(loaded.state_dict())
+    start, history = int(meta.get("step", 0)), list(meta.get("metrics", {}).get("history", []))
+    if start >= train_cfg.steps:
+        log(f"{out}: already trained for {start} steps")
+        return start, history, meta
+    load_optimizer(out, opt, meta["optimizer"])
+    log(f"{out}: resuming at step {start} of {train_cfg.steps}")
+    return start, history, None
+
+
+def _train_steps(out: Path, net, fwd, tf, opt, corp, run_info: dict, train_cfg: TrainConfig, seq_len: int,
+                 start: int, history: list, device: str, bar, log, log_interval) -> None:
+    """Steps ``start`` .. ``train_cfg.steps`` of `train` (``history`` grows by one entry per validation
+    interval, a checkpoint is saved at each); on Ctrl-C saves the last finished step and re-raises."""
     prior = history[-1]["seconds"] if history else 0.0
     t0 = time.perf_counter()
-    log_interval = log if log_interval is None else log_interval
-    bar = tqdm(total=train_cfg.steps, initial=start, desc=f"train {model}-{size}", disable=not progress)
     loss_ema = None
     done = start
     try:
@@ -338,10 +364,6 @@ def train(model: str, size: str, out: str | Path, *, train_cfg: TrainConfig = Tr
         _save(out, net, opt, run_info, done, history, None, train_cfg, seq_len)
         log(f"interrupted: saved step {done} to {out}; run the same command to resume")
         raise
-    bar.close()
-    val = evaluate_bpc(net, corp.valid, seq_len, device=device, progress=progress,
-                       max_windows=train_cfg.final_eval_windows)
-    return _save(out, net, opt, run_info, train_cfg.steps, history, val, train_cfg, seq_len)
 
 
 def _hms(seconds: float) -> str:
