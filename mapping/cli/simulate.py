@@ -59,6 +59,13 @@ def print_report(report, file=None) -> None:
     p(f"  energy per token (attention only, {rep['energy_phase']}"
       f"{', analog scores' if rep['analog_scores'] else ''}): chip {_fmt_j(rep['energy_per_token_chip_j'])} | "
       f"GPU {_fmt_j(rep['energy_per_token_gpu_j'])} ({g['gpu']} {rep['gpu_bound']} bound, {g['precision']})")
+    bl = rep["baselines"]
+    for key, what in (("digital_same_node", "same chip without the array"), ("gpu_datapath", "GPU datapath bound"),
+                      ("gpu_board", "GPU board figure")):
+        v = bl[key]
+        meas = f", measured {_fmt_j(v['measured_j'])} (NVML)" if "measured_j" in v else ""
+        p(f"    vs {what:27s} {_fmt_j(v['energy_per_token_j']):>9s} ({v['node_nm']:g} nm, {v['supply_v']:g} V, "
+          f"{v['precision']}{meas}): chip / it = {v['chip_ratio']:.3g}")
     p(f"    GPU bounds: lower {_fmt_j(lo)} (FLOPs x TDP/peak + bytes x {mem} energy) | "
       f"upper {_fmt_j(up)} (roofline at TDP)")
     w = rep["whole_model"]

@@ -14,6 +14,7 @@ from . import constants as ec
 from .area import chip_area
 from .chip_terms import PHASES, chip_energy
 from .spec import LAYER_ENERGY, ChipEnergySpec
+from .baselines import baselines as _baselines
 from .gpu import gpu_energy_per_token
 from .ops import model_cost
 
@@ -32,7 +33,9 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
     ``gpu_energy_bounds_j`` {lower, upper}, ``gpu`` (the GPU model dict), ``whole_model`` {chip_j, gpu_j,
     gpu_bounds_j, offloaded_fraction, amdahl_max_gain}, ``phases`` (prefill and decode, with and without
     analog scores where applicable), ``gain_vs_gpu``, ``area_mm2``, ``area`` (:func:`mapping.energy.chip_area`),
-    ``leakage_j`` (the leakage term of the headline), ``schedule``, ``headline``; ``latency_per_token_s`` and
+    ``leakage_j`` (the leakage term of the headline), ``schedule``, ``headline``, ``baselines``
+    (:func:`mapping.energy.baselines.baselines`: ``digital_same_node``, ``gpu_datapath``, ``gpu_board`` in the
+    headline's phase; each phase of ``phases`` has their ``baselines_j``); ``latency_per_token_s`` and
     ``sram_bytes`` come with the chip terms.
     """
     ecfg = chip.config.energy
@@ -60,7 +63,10 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                                       scope="whole", batch=spec.batch)
             whole_chip = ce["energy_per_token_chip_j"] + rest_chip_j(ph)
             whole_off = ce["ops"]["offloaded"] / (ce["ops"]["offloaded"] + ce["ops"]["chip_digital"] + rest["flops"])
+            bl = _baselines(spec, ce, ph)
             phases[ph + ("+analog_scores" if an else "")] = {
+                "baselines_j": {k: bl[k]["energy_per_token_j"] for k in ("digital_same_node", "gpu_datapath",
+                                                                          "gpu_board")},
                 "chip_j": ce["energy_per_token_chip_j"], "gpu_lower_j": ga["lower_j"], "gpu_upper_j": ga["upper_j"],
                 "offloaded_fraction": ce["offloaded_fraction"], "amdahl_max_gain": ce["amdahl_max_gain"],
                 "array_gain": ce["array_gain"], "digital_only_chip_j": ce["digital_only_chip_j"],
@@ -81,8 +87,13 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
     area = chip_area(chip)
     chip_j = ce["energy_per_token_chip_j"]
     largest = max(ce["breakdown"], key=ce["breakdown"].get)
-    headline = (f"attention only, {ph}{', analog scores' if ce['analog_scores'] else ''}: chip {chip_j:.3g} J vs "
-                f"{gpu} {bound} bound {g_head:.3g} J ({spec.gpu_precision}) per token; "
+    bl = _baselines(spec, ce, ph)
+    a, b = bl["digital_same_node"], bl["gpu_datapath"]
+    headline = (f"attention only, {ph}{', analog scores' if ce['analog_scores'] else ''}, T = {T}: chip "
+                f"{chip_j:.3g} J per token = {a['chip_ratio']:.3g}x the same chip without the array (digital, "
+                f"{a['node_nm']:g} nm, {a['precision']}) and {b['chip_ratio']:.3g}x the {gpu} datapath bound "
+                f"({b['node_nm']:g} nm, {b['precision']}); against the "
+                f"{gpu} {bound} bound {g_head:.3g} J ({spec.gpu_precision}) per token: "
                 f"{'chip' if chip_j < g_head else 'GPU'} lower by {max(chip_j, g_head) / min(chip_j, g_head):.3g}x; "
                 f"array offloads {ce['offloaded_fraction']:.1%} of the chip's operations (Amdahl bound "
                 f"{ce['amdahl_max_gain']:.3g}x, array gain {ce['array_gain']:.3g}x); largest chip term {largest} "
@@ -107,4 +118,5 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
         "schedule": None if chip.schedule is None else chip.schedule.to_json(),
         "attention_shape": {"n_layers": L, "n_heads": spec.n_heads, "head_dim": spec.head_dim, "T": T},
         "headline": headline,
+        "baselines": bl,
     }

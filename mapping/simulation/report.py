@@ -150,6 +150,7 @@ class SimulationReport:
                 "schedule": en["schedule"], "energy_timeline_sources": en["timeline_sources"],
                 "energy_breakdown_j": en["breakdown"], "sram_breakdown_j": en["sram_breakdown_j"],
                 "energy_sources": en["sources"], "gpu_model": en["gpu"], "phase_memory": en.get("phase_memory"),
+                "baselines": _with_measured(en["baselines"], self.gpu_measured),
             })
         rep.update({
             "gpu_measured": self.gpu_measured,
@@ -164,6 +165,15 @@ class SimulationReport:
             "scores": self.scores, "decode_keys": self.decode_keys,
         })
         return rep
+
+
+def _with_measured(bl: dict, measured: dict | None) -> dict:
+    """The energy report's baselines with the NVML measurement (when one was made) on ``gpu_board``."""
+    if not measured or "measured_gpu_j_per_token" not in measured:
+        return bl
+    board = {**bl["gpu_board"], "measured_j": measured["measured_gpu_j_per_token"],
+             "measured_basis": f"{measured['source']}, {measured['device']}"}
+    return {**bl, "gpu_board": board}
 
 
 def simulate_report(chip, x, y, *, seed: int = 0, progress=None, gpu: str | None = None, energy: bool = True,
