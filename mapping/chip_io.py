@@ -40,6 +40,8 @@ def load_chip(path: str | Path, model=None) -> Chip:
         Missing file, unknown format version, wrong shapes, NaN, or a model that does not match.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"chip file {path} is a directory, not a chip JSON")
     if not path.is_file():
         raise FileNotFoundError(f"chip file {path} does not exist")
     try:

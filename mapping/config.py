@@ -494,6 +494,8 @@ def read_toml(path: str | Path, what: str, build):
     """``build(data)`` of the TOML file ``path``; a missing file, bad TOML or a refused field is an error that
     names ``what`` (e.g. "chip config") and the file."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{what} {path} is a directory, not a TOML file")
     if not path.is_file():
         raise FileNotFoundError(f"{what} {path} does not exist")
     try:

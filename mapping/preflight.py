@@ -67,7 +67,7 @@ def model_config(source: str) -> dict:
     bundled = _bundled()
     if src in bundled:
         path = bundled[src] / _CHECKPOINT_CONFIG
-    elif p.suffix.lower() == ".json" and p.name != _CHECKPOINT_CONFIG:
+    elif p.suffix.lower() == ".json" and p.name != _CHECKPOINT_CONFIG and not p.is_dir():
         if not p.is_file():
             raise FileNotFoundError(f"CKPT: chip file {src!r} not found")
         path = p

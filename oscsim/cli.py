@@ -267,6 +267,12 @@ def _run(argv):
         # Validation errors raised by configs and loaders are written for users: show them plainly.
         print(f"oscsim {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # main() ends these quietly (status 141)
+        raise
+    except OSError as exc:  # a read-only or full disk, a folder where a file belongs: the file and the cause
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"oscsim {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"oscsim {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -153,13 +153,22 @@ def log_ticks(ax, axis: str = "x", max_decades: int = 6) -> None:
 
 def save(fig, path, formats=("png",)) -> list:
     """Save ``fig`` as ``path`` with each suffix of ``formats`` (the layout is the figure's own: nothing is
-    cropped, so what :func:`layout_problems` checked is what is saved). Returns the paths written."""
+    cropped, so what :func:`layout_problems` checked is what is saved). Each file is written to a temporary name
+    beside it and renamed (a full disk or a kill leaves the old file or none, never a cut one). Returns the paths
+    written."""
+    import os
     from pathlib import Path
 
     out = []
     for ext in formats:
         p = Path(path).with_suffix(f".{ext}")
-        fig.savefig(p)
+        tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+        try:
+            fig.savefig(tmp, format=ext)
+            os.replace(tmp, p)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
         out.append(p)
     return out
 

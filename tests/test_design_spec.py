@@ -9,7 +9,7 @@ import pytest
 from mapping.design import (Constraint, anchor_j_per_token, design_spec_from_dict, pareto_mask, static_metrics,
                             trial_metrics, verdict)
 from mapping.design.evaluate import METRICS_KEY
-from mapping.design.spec import config_of
+from mapping.sweep.spec import config_with
 
 BASE = {"name": "t", "checkpoint": "kuramoto-tiny", "trials": 4, "population": 2,
         "tokens": {"windows": 1, "seq_len": 16}, "chip": {"device": "ideal"},
@@ -30,7 +30,7 @@ def test_spec_parses_and_its_hash_decides_the_trials():
     assert s.objectives == ("bpc_loss", "energy_per_token_j", "area_mm2", "latency_per_token_s")
     assert _spec(name="other", trials=40).spec_hash == s.spec_hash  # label and length do not change the trials
     assert _spec(seed=1).spec_hash != s.spec_hash
-    assert config_of(s.base, {"coupling.bits": 5, "trim_bits": None}).coupling.bits == 5
+    assert config_with(s.base, {"coupling.bits": 5, "trim_bits": None}).coupling.bits == 5
 
 
 def test_the_periphery_precision_and_the_batch_are_searched_like_chip_fields():
@@ -43,7 +43,7 @@ def test_the_periphery_precision_and_the_batch_are_searched_like_chip_fields():
     ({"bogus": 1}, "unknown key"),
     ({"space": {"readout.nosie_rad": {"uniform": [0, 1]}}}, "unknown chip config field 'readout.nosie_rad'"),
     ({"space": {"readout": {"uniform": [0, 1]}}}, "is a section, not a field"),
-    ({"space": {"settle_cycles": {"normal": [0, 1]}}}, "kind must be one of"),
+    ({"space": {"settle_cycles": {"normal": [0, 1]}}}, "the distribution must be one of uniform, loguniform, int, choice"),
     ({"space": {"settle_cycles": {"uniform": [4, 2]}}}, "finite lo < hi"),
     ({"space": {"settle_cycles": {"loguniform": [0, 2]}}}, "loguniform needs lo > 0"),
     ({"space": {"coupling.bits": {"int": [3, 8.5]}}}, "int needs integer bounds"),
@@ -206,7 +206,7 @@ def test_the_analog_design_example_searches_the_score_mode_with_its_costs():
     dim = next(d for d in spec.space if d.field == "scores.mode")
     assert set(dim.values) == {"digital", "analog"}
     model, _ = load_model(spec.checkpoint)
-    cfg = {m: config_of(spec.base, {"scores.mode": m, "array.tiles": 8}) for m in dim.values}
+    cfg = {m: config_with(spec.base, {"scores.mode": m, "array.tiles": 8}) for m in dim.values}
     assert isinstance(cfg["analog"].scores, AnalogScores) and isinstance(cfg["digital"].scores, DigitalScores)
     st = {m: static_metrics(c, model, 16) for m, c in cfg.items()}
     assert st["analog"]["area_mm2"] > st["digital"]["area_mm2"]

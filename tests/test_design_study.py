@@ -1,13 +1,8 @@
 """Design search (mapping.design): the same trials whatever the executor, kill -9 then the same command completes
 with no trial lost or counted twice, refusals before any work. Tiny model, 16 tokens, 6 trials in 2 batches."""
 
-import os
-import signal
-import sqlite3
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -121,35 +116,19 @@ def test_recheck_rescores_the_front_on_test_tokens_and_resumes(reference, spec_p
     pd.testing.assert_frame_equal(load_recheck(out), rc)
 
 
-def _count(db: Path, state: str) -> int:
-    if not db.is_file():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as con:
-            return con.execute("SELECT COUNT(*) FROM trials WHERE state = ?", (state,)).fetchone()[0]
-    except sqlite3.OperationalError:  # tables not created yet, or locked for a moment
-        return 0
-
-
+# The fast kill tests (every state of the driver, in this process's evaluation) are test_design_kill_points.py;
+# this one kills the driver with its local worker process (its process group) mid-generation, then resumes
+# with the same command, both as subprocesses with spawned workers (24-40 s).
+@pytest.mark.slow
 def test_kill_9_then_the_same_command_completes_without_loss_or_duplicate(reference, spec_path, tmp_path):
+    from _kill import run_killed_at
+
+    from mapping.design.driver import KILL_ENV
+
     out = tmp_path / "d"
     cmd = [*OSCSIM, "design", str(spec_path), "--out", str(out), "--workers", "1", "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.time() + 400
-    try:
-        # kill the driver and its worker while the second batch is being evaluated
-        while time.time() < deadline and proc.poll() is None:
-            if _count(out / "study.db", "COMPLETE") >= 3 and _count(out / "study.db", "RUNNING") >= 1:
-                break
-            time.sleep(0.05)
-        assert proc.poll() is None, f"the study finished before it could be killed: {proc.stderr.read().decode()[-2000:]}"
-        running = _count(out / "study.db", "RUNNING")
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert running >= 1 and not (out / "trials.parquet").exists()
+    run_killed_at(cmd, {KILL_ENV: "asked:2"})  # the second batch RUNNING, its worker killed with the driver
+    assert not (out / "trials.parquet").exists()
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     df = load_trials(out)

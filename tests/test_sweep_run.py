@@ -132,24 +132,19 @@ def test_dask_cluster_gives_the_same_table_and_survives_a_killed_worker(cluster,
 
 
 def test_kill_9_mid_sweep_then_resume(spec_path, reference, tmp_path):
+    from _kill import OSCSIM, kill_group_when
+
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "oscsim.cli", "sweep", str(spec_path), "--out", str(out), "--workers", "1",
-           "--no-progress"]
-    env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    cmd = [*OSCSIM, "sweep", str(spec_path), "--out", str(out), "--workers", "1", "--no-progress"]
     parts = out / PARTS
-    deadline = time.time() + 240
-    while time.time() < deadline and proc.poll() is None:
-        if parts.is_dir() and len(list(parts.glob("*.parquet"))) >= 2:
-            break
-        time.sleep(0.01)
-    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its worker process, as a lost machine would
-    proc.wait(timeout=30)
+    # the sweep and its worker process killed together, as a lost machine would, once two points are saved
+    kill_group_when(cmd, lambda: parts.is_dir() and len(list(parts.glob("*.parquet"))) >= 2,
+                    env={"NUMBA_NUM_THREADS": "1"})
     done = len(list(parts.glob("*.parquet")))
-    assert proc.returncode == -signal.SIGKILL
     assert 2 <= done < 8, f"{done} of 8 points were done at the kill: not mid-run"
-    (parts / ".deadbeef.parquet.123.tmp").write_bytes(b"PAR1 half-written")  # a write cut short is skipped
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a process id no one holds now: the temporary file of a writer that died
+    (parts / f".deadbeef.parquet.{gone.pid}.tmp").write_bytes(b"PAR1 half-written")  # a write cut short: skipped
     assert sweep_status(out)["remaining"] == 8 - done
     mtimes = {p.name: p.stat().st_mtime_ns for p in parts.glob("*.parquet")}
 
@@ -163,6 +158,7 @@ def test_kill_9_mid_sweep_then_resume(spec_path, reference, tmp_path):
     assert all(parts.joinpath(n).stat().st_mtime_ns == t for n, t in mtimes.items())
     st = sweep_status(out)
     assert (st["done"], st["failed"], st["remaining"]) == (8, 0, 0)
+    assert not list(out.rglob("*.tmp")), "a temporary file survived the completed run"
 
 
 def test_failing_point_is_recorded_and_the_rest_finish(spec_path, reference, tmp_path, monkeypatch):

@@ -61,7 +61,7 @@ def test_int_and_float_spellings_are_one_point():
 
 def test_random_sample_is_seeded_and_in_range():
     d = _spec(axes={}, sample={"n": 6, "seed": 3, "fields": {
-        "readout.noise_rad": {"loguniform": [1e-3, 1e-1]}, "coupling.bits": {"randint": [3, 5]},
+        "readout.noise_rad": {"loguniform": [1e-3, 1e-1]}, "coupling.bits": {"int": [3, 5]},
         "device": {"choice": ["ideal", "ring-macromodel"]}, "coupling.spread": {"uniform": [0.0, 0.1]}}})
     a, b = spec_from_dict(d), spec_from_dict(d)
     assert a.n_points == 12

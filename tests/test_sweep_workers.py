@@ -90,7 +90,7 @@ def test_started_workers_import_and_load_the_model_before_the_first_point():
     probe = "('model', 'kuramoto-tiny') in __import__('mapping.sweep.point', fromlist=['_CACHE'])._CACHE"
     with run_mod.LocalWorkers(2) as pool:
         pool.start("kuramoto-tiny")
-        assert len(pool.executor()._processes) == 2  # spawned now, not when the first point is submitted
+        assert len(pool.pids()) == 2  # spawned now, not when the first point is submitted
         seen = [pool.submit(eval, probe).result(timeout=120) for _ in range(4)]
     assert True in seen
     # a warm-up that cannot load its checkpoint is ignored: the points report what is wrong

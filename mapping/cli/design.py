@@ -33,13 +33,20 @@ def _run_design(args) -> int:
         print(f"oscsim design: {spec.name}: {spec.trials} trials ({spec.sampler}, seed {spec.seed}, population "
               f"{spec.population}; spec {spec.spec_hash}) into {args.out} {where}", file=sys.stderr)
     progress = False if (args.json or args.no_progress) else None
+    security = tls_security(args)
     df = run_design(spec, args.out, workers=args.workers, scheduler=args.scheduler, storage=args.storage,
-                    progress=progress, spec_text=Path(args.spec).read_text())
+                    progress=progress, spec_text=Path(args.spec).read_text(), security=security)
+    if len(df) and not (df["state"] == "COMPLETE").any():
+        first = df[df["error"].notna()].iloc[0] if df["error"].notna().any() else None
+        why = "" if first is None else f"; the first (trial {int(first['trial'])}): {str(first['error'])[:300]}"
+        print(f"oscsim design: every trial failed{why}", file=sys.stderr)
+        return 1
     if args.recheck_windows:
         from ..design.study import rewrite_results
 
         recheck_front(spec, args.out, df, windows=args.recheck_windows, workers=args.workers,
-                      scheduler=args.scheduler, progress=progress is not False and sys.stderr.isatty())
+                      scheduler=args.scheduler, progress=progress is not False and sys.stderr.isatty(),
+                      security=security)
         rewrite_results(spec, args.out, storage=args.storage)
     report = json.loads((Path(args.out) / "report.json").read_text())
     if args.json:
@@ -51,27 +58,53 @@ def _run_design(args) -> int:
     return 0
 
 
+def tls_security(args):
+    """The ``distributed.Security`` of ``--tls-ca-file/--tls-cert/--tls-key`` (None when none is given: a
+    ``tls://`` scheduler then uses Dask's configuration)."""
+    if args.tls_ca_file is None and args.tls_cert is None and args.tls_key is None:
+        return None
+    if not args.scheduler:
+        raise ValueError("--tls-ca-file, --tls-cert and --tls-key go with --scheduler tls://HOST:PORT")
+    from ..sweep.executors import dask_security
+
+    return dask_security(args.tls_ca_file, args.tls_cert, args.tls_key)
+
+
+def add_tls_options(p) -> None:
+    """``--tls-ca-file``, ``--tls-cert``, ``--tls-key``: the files of a secured Dask cluster (docs/sweeps.md)."""
+    p.add_argument("--tls-ca-file", metavar="PEM", default=None,
+                   help="with --scheduler tls://...: the certificate authority of the cluster (default: Dask's "
+                        "configuration, distributed.comm.tls.ca-file)")
+    p.add_argument("--tls-cert", metavar="PEM", default=None, help="this client's certificate (default: Dask's "
+                                                                    "distributed.comm.tls.client.cert)")
+    p.add_argument("--tls-key", metavar="PEM", default=None, help="this client's private key, unless --tls-cert "
+                                                                   "holds it (default: Dask's configuration)")
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "design", help="multi-objective design search over chip fields (Optuna; resumable; local processes or Dask)",
         description="Search the chip designs of a design spec (TOML; see examples/design-small.toml and "
                     "docs/design.md) for the front of BPC loss, energy per token, area and latency under "
                     "constraints. Trials persist in DIR/study.db (or --storage); rerunning the same command "
-                    "resumes an interrupted study. The same spec and seed give the same trials whatever the "
-                    "executor. Writes DIR/trials.parquet, DIR/front.parquet, DIR/report.md, DIR/plots and "
+                    "resumes an interrupted study (one driver per folder). The same spec and seed give the same "
+                    "trials whatever the executor. Exit status 1 when every trial failed, 2 for a refused input. "
+                    "Writes DIR/trials.parquet, DIR/front.parquet, DIR/report.md, DIR/plots and "
                     "DIR/front.html.")
     p.add_argument("spec", metavar="SPEC", help="design spec TOML")
     p.add_argument("--out", metavar="DIR", required=True, help="design folder (created, or resumed)")
     p.add_argument("--workers", type=int, default=1, help="local worker processes (0: in this process)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="evaluate on a running dask.distributed scheduler, e.g. tcp://host:8786 (default: local processes)")
+                   help="evaluate on a running dask.distributed scheduler, e.g. tls://host:8786 with --tls-* or "
+                        "Dask's TLS configuration (default: local processes)")
     p.add_argument("--storage", metavar="URL", default=None,
-                   help="RDB storage URL of the study, e.g. postgresql://user:pw@host/db (default: the SQLite file "
-                        "DIR/study.db)")
+                   help="RDB storage URL of the study (default: the SQLite file DIR/study.db), e.g. "
+                        "'postgresql://user:${PGPASSWORD}@host/db': ${VAR} is read from the environment, never written")
     p.add_argument("--trials", type=int, default=None, help="trials in all, more than before extends the study (default: the spec's)")
     p.add_argument("--recheck-windows", type=int, default=0, metavar="N",
                    help="after the study, rescore the front's designs on N windows of the test split and judge "
                         "the verdict by them (0: no rescoring)")
+    add_tls_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON (no progress bar)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run_design)

@@ -20,7 +20,7 @@ _EXPORTS = {
     "MEASURED_COLUMNS": "results", "front_mask": "results", "load_trials": "results", "pareto_mask": "results",
     "trials_table": "results", "verdict": "results", "write_results": "results",
     "METRICS": "spec", "SAMPLERS": "spec", "VERDICT_BPC_LOSS": "spec", "Constraint": "spec", "DesignSpec": "spec",
-    "Dimension": "spec", "config_of": "spec", "design_spec_from_dict": "spec", "load_design_spec": "spec",
+    "Dimension": "spec", "design_spec_from_dict": "spec", "load_design_spec": "spec",
     "DesignDirError": "study", "check_space": "study", "run_design": "study", "storage_url": "study",
     "plot_design": "plots", "recheck_front": "recheck", "load_recheck": "results", "rewrite_results": "study",
 }

@@ -138,5 +138,8 @@ def _html(ok, spec: DesignSpec, refs: dict, path: Path) -> Path:
         fig.update_yaxes(type="log", title_text=title, row=1, col=col)
     fig.update_layout(title=f"design {spec.name} ({spec.spec_hash}): hover a point for its design", height=520,
                       width=1500)
-    fig.write_html(path, include_plotlyjs=True, full_html=True)
+    from ..sweep.run import atomic_path
+
+    with atomic_path(path) as tmp:  # a full disk leaves no cut page behind
+        fig.write_html(tmp, include_plotlyjs=True, full_html=True)
     return path

@@ -39,7 +39,7 @@ def recheck_candidates(df, limit: int = 12):
 
 
 def recheck_front(spec: DesignSpec, out: str | Path, df, *, windows: int, workers: int = 1,
-                  scheduler: str | None = None, progress: bool = False, limit: int = 12):
+                  scheduler: str | None = None, progress: bool = False, limit: int = 12, security=None):
     """Rescore the front's designs of the trials table ``df`` on ``windows`` test windows; returns the table.
 
     Parameters
@@ -53,7 +53,7 @@ def recheck_front(spec: DesignSpec, out: str | Path, df, *, windows: int, worker
         Windows of ``spec.tokens.seq_len`` bytes from the test split, >= 1.
     limit : int
         Designs rescored at most (:func:`recheck_candidates`).
-    workers, scheduler : as :func:`mapping.design.run_design`.
+    workers, scheduler, security : as :func:`mapping.design.run_design`.
     """
     import json
 
@@ -95,7 +95,8 @@ def recheck_front(spec: DesignSpec, out: str | Path, df, *, windows: int, worker
         bar.update(1)
 
     try:
-        run_tasks(tasks, workers, scheduler, sink, compute=functools.partial(compute_point, metrics_of=trial_metrics))
+        run_tasks(tasks, workers, scheduler, sink, compute=functools.partial(compute_point, metrics_of=trial_metrics),
+                  security=security)
     finally:
         bar.close()
     return load_recheck(out)

@@ -46,11 +46,12 @@ from pathlib import Path
 import numpy as np
 
 from ..config import ChipConfig, config_to_dict, read_toml
+from ..sweep.distributions import Distribution, parse_distribution
 from ..sweep.spec import (TokenSpec, base_config, canonical, check_field, check_spec_table, checkpoint_path,
-                          config_with, is_int, none_value, normalise_value, token_spec)
+                          config_with, is_int, normalise_value, token_spec)
 
 __all__ = ["Dimension", "Constraint", "DesignSpec", "load_design_spec", "design_spec_from_dict", "METRICS",
-           "SAMPLERS", "VERDICT_BPC_LOSS", "config_of", "fmt_value"]
+           "SAMPLERS", "VERDICT_BPC_LOSS", "fmt_value"]
 
 #: Metrics a design is judged on: name -> (unit, lowest physically possible value). All are minimised.
 METRICS = {
@@ -60,7 +61,6 @@ METRICS = {
     "latency_per_token_s": ("s/token", 0.0),   # the schedule's windows per token (mapping.energy.latency)
 }
 SAMPLERS = ("nsga2", "tpe")
-_KINDS = ("uniform", "loguniform", "int", "choice")
 _TOP_KEYS = ("name", "checkpoint", "chip", "sampler", "seed", "trials", "population", "objectives", "constraints",
              "tokens", "space", "seeds")
 _OPS = ("<=", ">=")
@@ -95,39 +95,13 @@ class Dimension:
     values: tuple
 
     def __post_init__(self):
-        where = f'space."{self.field}"'
-        if self.kind not in _KINDS:
-            raise ValueError(f"{where}: kind must be one of {', '.join(_KINDS)}, got {self.kind!r}")
-        if self.kind == "choice":
-            if not self.values:
-                raise ValueError(f"{where}: choice is empty")
-            if len({canonical(v) for v in self.values}) != len(self.values):
-                raise ValueError(f"{where}: choice repeats a value: {list(self.values)}")
-            bad = [v for v in self.values if not (v is None or isinstance(v, (bool, int, float, str)))]
-            if bad:
-                raise ValueError(f"{where}: choices must be numbers, strings, booleans or 'none', got {bad}")
-            return
-        if len(self.values) != 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                            for x in self.values):
-            raise ValueError(f"{where}: {self.kind} takes [lo, hi] (numbers), got {list(self.values)}")
-        lo, hi = self.values
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(f"{where}: {self.kind} needs finite lo < hi, got [{lo}, {hi}]")
-        if self.kind == "loguniform" and lo <= 0:
-            raise ValueError(f"{where}: loguniform needs lo > 0, got {lo}")
-        if self.kind == "int" and not (is_int(lo) and is_int(hi)):
-            raise ValueError(f"{where}: int needs integer bounds, got [{lo}, {hi}]")
+        # the one grammar of sweeps and design searches (mapping.sweep.distributions) validates it
+        object.__setattr__(self, "_dist", Distribution(where=f'space."{self.field}"', kind=self.kind,
+                                                       values=self.values))
 
     def distribution(self):
         """The Optuna distribution of this dimension."""
-        import optuna
-
-        if self.kind == "choice":
-            return optuna.distributions.CategoricalDistribution(list(self.values))
-        if self.kind == "int":
-            return optuna.distributions.IntDistribution(int(self.values[0]), int(self.values[1]))
-        return optuna.distributions.FloatDistribution(float(self.values[0]), float(self.values[1]),
-                                                      log=self.kind == "loguniform")
+        return self._dist.optuna()
 
     def extremes(self) -> tuple:
         """The values a probe tries: both ends of a range, every choice."""
@@ -254,7 +228,7 @@ class DesignSpec:
             check_field(d.field, tree, f'space."{d.field}"')
             for v in d.extremes():
                 try:
-                    config_of(self.base, {d.field: v})
+                    config_with(self.base, {d.field: v})
                 except (ValueError, TypeError) as exc:
                     raise ValueError(f'space."{d.field}": the value {v!r} is not a valid chip config: {exc}') from None
 
@@ -291,25 +265,13 @@ def fmt_value(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
-def config_of(base: ChipConfig, params: dict) -> ChipConfig:
-    """The chip config of a trial: ``base`` with the dotted ``params`` set (validated by the config)."""
-    return config_with(base, params)
-
-
 def _dimension(name: str, d, base_tree: dict) -> Dimension:
     where = f'space."{name}"'
     check_field(name, base_tree, where)
     if name in _NOT_SEARCHABLE:
         raise ValueError(f"{where} cannot be searched: {_NOT_SEARCHABLE[name]}")
-    if not isinstance(d, dict) or len(d) != 1:
-        raise ValueError(f"{where} must be one of {{{' | '.join(k + ' = [...]' for k in _KINDS)}}}, got {d!r}")
-    (kind, p), = d.items()
-    if kind not in _KINDS:
-        raise ValueError(f"{where}: kind must be one of {', '.join(_KINDS)}, got {kind!r}")
-    if not isinstance(p, list):
-        raise ValueError(f"{where}: {kind} takes a list, got {p!r}")
-    vals = tuple(normalise_value(name, none_value(x)) for x in p) if kind == "choice" else tuple(p)
-    return Dimension(field=name, kind=kind, values=vals)
+    dist = parse_distribution(where, d, lambda x: normalise_value(name, x))
+    return Dimension(field=name, kind=dist.kind, values=dist.values)
 
 
 def design_spec_from_dict(data: dict, *, root: str | Path = ".") -> DesignSpec:

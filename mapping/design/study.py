@@ -18,9 +18,14 @@ The driver (the process running :func:`run_design`) is the only one that talks t
    stopped any way (Ctrl-C, ``kill -9``, a lost machine) is resumed by the same command: trials already told
    are kept, trials left RUNNING are evaluated with their stored parameters and told — none is lost, none is
    counted twice — and the batch goes on where it stopped (a trial is written whole or not at all).
-5. **One driver per study.** The driver records itself (host, pid, heartbeat) in the study; a second driver
-   is refused while the first is alive (same host: its pid; another host: a heartbeat newer than
-   :data:`LEASE_S`).
+5. **One driver per study.** The driver holds an exclusive lock on ``DIR/driver.lock`` for its life
+   (:class:`mapping.design.driver.DriverLock`): a second driver on the folder is refused in one line, however
+   close together the two start. On a shared RDB storage (``storage=``) the driver also records itself (host,
+   pid, heartbeat) in the study, and a driver on another folder is refused while that one is alive (same host:
+   its pid; another host: a heartbeat newer than :data:`LEASE_S`).
+6. **Checks first.** Everything that needs no model is checked before a worker starts or a folder is made: the
+   checkpoint, the token window and the split (:func:`mapping.sweep.run.check_inputs`), the output folder
+   (:func:`mapping.sweep.run.check_out`); then the static probe of the space (:func:`check_space`).
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ import sys
 import time
 from pathlib import Path
 
-from .spec import DesignSpec, config_of
+from ..sweep.spec import config_with
+from .driver import DesignDirError, DriverLock, expand_env, kill_point, redact, storage_errors
+from .spec import DesignSpec
 
 __all__ = ["run_design", "rewrite_results", "check_space", "DesignDirError", "storage_url", "LEASE_S", "ROW_METRICS"]
 
@@ -44,29 +51,16 @@ _MEASURED = ("wall_s", "chip_wall_s")  # measurements, not functions of the tria
 _PROBE_MAX = 64  # designs the feasibility probe compiles at most
 
 
-class DesignDirError(ValueError):
-    """A design folder or study that cannot be used for this spec (another spec's, or another driver's)."""
-
-
 # ------------------------------------------------------------------------------------------ the model
-_MODEL: dict = {}
-
-
 def _model(checkpoint: str):
-    if checkpoint not in _MODEL:
-        from ..model_io import load_model
+    """The model of ``checkpoint``, from the one per-process cache the sweep's points use too."""
+    from ..sweep.point import cached_model
 
-        model, _ = load_model(checkpoint)
-        model.eval()
-        _MODEL[checkpoint] = model
-    return _MODEL[checkpoint]
+    return cached_model(checkpoint)[0]
 
 
 def _window(spec: DesignSpec, model) -> int:
-    T = spec.tokens.seq_len or int(model.config.seq_len)
-    if T > int(model.config.seq_len):
-        raise ValueError(f"tokens.seq_len = {T} is longer than the model's seq_len ({model.config.seq_len})")
-    return T
+    return spec.tokens.window(int(model.config.seq_len))
 
 
 # ------------------------------------------------------------------------------------ feasibility probe
@@ -109,7 +103,7 @@ def check_space(spec: DesignSpec, model=None) -> dict:
     seen = 0
     for params in _probe_params(spec):
         try:
-            m = static_metrics(config_of(spec.base, params), model, T, checkpoint=spec.checkpoint)
+            m = static_metrics(config_with(spec.base, params), model, T, checkpoint=spec.checkpoint)
         except (ValueError, TypeError):
             continue  # a corner the compiler refuses (an inert field): not a design
         seen += 1
@@ -135,16 +129,14 @@ def check_space(spec: DesignSpec, model=None) -> dict:
 
 # ---------------------------------------------------------------------------------------- the storage
 def storage_url(out: Path, storage: str | None) -> str:
-    """The study's storage: an RDB URL as given, or ``sqlite:///DIR/study.db``."""
+    """The study's storage as written in ``design.json`` and messages: an RDB URL as given (its ``${VAR}``
+    placeholders kept, read from the environment only when the storage is opened), or ``sqlite:///DIR/study.db``."""
     if storage:
         return storage
     return f"sqlite:///{(Path(out) / 'study.db').resolve()}"
 
 
-def _redact(url: str) -> str:
-    import re
-
-    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
+_redact = redact
 
 
 def _prepare(spec: DesignSpec, out: Path, url: str, spec_text: str | None) -> dict:
@@ -152,10 +144,14 @@ def _prepare(spec: DesignSpec, out: Path, url: str, spec_text: str | None) -> di
 
     from ..sweep.run import atomic_write_bytes
 
-    out.mkdir(parents=True, exist_ok=True)
     p = out / META
-    if p.is_file():
-        meta = json.loads(p.read_text())
+    if p.exists():
+        try:
+            meta = json.loads(p.read_text())
+        except (OSError, ValueError) as exc:  # a folder in its place, a cut or garbled file
+            raise DesignDirError(f"{p} cannot be read ({exc}); resume from a good copy or use a new --out") from None
+        if not isinstance(meta, dict):
+            raise DesignDirError(f"{p} is damaged (not a JSON object); resume from a good copy or use a new --out")
         if meta.get("spec_hash") != spec.spec_hash:
             raise DesignDirError(f"{out} holds a design study of another spec (hash {meta.get('spec_hash')}; this spec "
                                  f"has {spec.spec_hash}); resume with the original spec or use a new --out")
@@ -214,17 +210,24 @@ def _quiet_optuna():
 
 
 def _open_study(spec: DesignSpec, url: str):
+    """The study in the storage at ``url`` (created if new), through Optuna's public API: the storage object is
+    kept on the study's side (``study.oscsim_storage``, with ``study.oscsim_study_id``) to find a trial's id by
+    its number."""
     import optuna
 
-    study = optuna.create_study(storage=url, study_name=spec.study_name, load_if_exists=True,
-                                directions=["minimize"] * len(spec.objectives), sampler=_sampler(spec, spec.seed))
-    attrs = study.user_attrs
-    if "spec_hash" not in attrs:
-        study.set_user_attr("spec_hash", spec.spec_hash)
-        study.set_user_attr("objectives", list(spec.objectives))
-        study.set_user_attr("fields", list(spec.fields))
-    elif attrs["spec_hash"] != spec.spec_hash:
-        raise DesignDirError(f"study {spec.study_name} in {_redact(url)} belongs to spec {attrs['spec_hash']}")
+    with storage_errors(redact(url)):
+        storage = optuna.storages.RDBStorage(expand_env(url))
+        study = optuna.create_study(storage=storage, study_name=spec.study_name, load_if_exists=True,
+                                    directions=["minimize"] * len(spec.objectives), sampler=_sampler(spec, spec.seed))
+        attrs = study.user_attrs
+        if "spec_hash" not in attrs:
+            study.set_user_attr("spec_hash", spec.spec_hash)
+            study.set_user_attr("objectives", list(spec.objectives))
+            study.set_user_attr("fields", list(spec.fields))
+        elif attrs["spec_hash"] != spec.spec_hash:
+            raise DesignDirError(f"study {spec.study_name} in {redact(url)} belongs to spec {attrs['spec_hash']}")
+        study.oscsim_storage = storage
+        study.oscsim_study_id = storage.get_study_id_from_name(spec.study_name)
     return study
 
 
@@ -239,6 +242,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _acquire(study) -> None:
+    """The driver record of a shared storage (see the module notes, item 5)."""
     d = study.user_attrs.get("driver")
     me = {"host": socket.gethostname(), "pid": os.getpid(), "heartbeat": time.time()}
     if d and not (d["host"] == me["host"] and d["pid"] == me["pid"]):
@@ -262,21 +266,28 @@ def _task(spec: DesignSpec, number: int, params: dict, config: dict) -> dict:
             "metrics": ROW_METRICS, "spec_hash": spec.spec_hash}
 
 
+#: The user attributes every told trial carries, each written (None where it has none) so that a trial told
+#: again after a kill between two of its writes holds nothing of the earlier attempt.
+_RESULT_KEYS = ("config_json", "metrics", "constraints", "error", "same_as", "measured")
+
+
 def _finish(spec: DesignSpec, study, number: int, result: dict) -> None:
     """Tell one trial: COMPLETE with its objectives, constraints and metrics, or FAIL with its error."""
     import optuna
     from optuna.trial import TrialState
 
-    trial = optuna.trial.Trial(study, study._storage.get_trial_id_from_study_id_trial_number(study._study_id, number))
-    for k, v in result.items():
-        trial.set_user_attr(k, v)
+    trial = optuna.trial.Trial(study, study.oscsim_storage.get_trial_id_from_study_id_trial_number(
+        study.oscsim_study_id, number))
+    result = dict(result)
     m = result.get("metrics")
-    if m is None:
-        study.tell(trial, state=TrialState.FAIL)
-        return
-    values = [m[o] for o in spec.objectives]
-    if not all(math.isfinite(v) for v in values):
-        trial.set_user_attr("error", f"non-finite objective(s) {dict(zip(spec.objectives, values))}")
+    values = [m[o] for o in spec.objectives] if m is not None else None
+    if values is not None and not all(math.isfinite(v) for v in values):
+        result["error"] = f"non-finite objective(s) {dict(zip(spec.objectives, values))}"
+        values = None
+    for k in _RESULT_KEYS:
+        trial.set_user_attr(k, result.get(k))
+    kill_point("recording")
+    if values is None:
         study.tell(trial, state=TrialState.FAIL)
         return
     for c, v in zip(spec.constraints, result["constraints"]):
@@ -285,7 +296,8 @@ def _finish(spec: DesignSpec, study, number: int, result: dict) -> None:
 
 
 def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler: str | None = None,
-               storage: str | None = None, progress: bool | None = None, spec_text: str | None = None):
+               storage: str | None = None, progress: bool | None = None, spec_text: str | None = None,
+               security=None):
     """Run (or resume) a design search into ``out`` and return its trials table.
 
     Parameters
@@ -293,21 +305,26 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
     spec : DesignSpec
         From :func:`mapping.design.load_design_spec`.
     out : path
-        Design folder: ``design.json``, ``spec.toml``, ``study.db`` (the default storage), ``trials.parquet``,
-        ``front.parquet``, ``report.json``, ``report.md``, ``plots/``. Resumed if it holds this spec's study;
-        another spec's is refused (:class:`DesignDirError`).
+        Design folder: ``design.json``, ``spec.toml``, ``study.db`` (the default storage), ``driver.lock``,
+        ``trials.parquet``, ``front.parquet``, ``report.json``, ``report.md``, ``plots/``. Resumed if it holds
+        this spec's study; another spec's is refused (:class:`DesignDirError`), and so is a folder another
+        driver holds.
     workers : int
         Local worker processes (spawned); 0 evaluates in this process. Ignored with ``scheduler``. The trials
         do not depend on it.
     scheduler : str, optional
-        Address of a running ``dask.distributed`` scheduler; trials are evaluated there.
+        Address of a running ``dask.distributed`` scheduler (``tcp://`` or ``tls://``); trials are evaluated there.
     storage : str, optional
-        An RDB URL (SQLAlchemy: ``sqlite:///path.db``, ``postgresql://user:pw@host/db``) instead of
-        ``DIR/study.db``, e.g. to keep one study on a shared database.
+        An RDB URL (SQLAlchemy: ``sqlite:///path.db``, ``postgresql://user:${PGPASSWORD}@host/db``) instead of
+        ``DIR/study.db``, e.g. to keep one study on a shared database. ``${VAR}`` is read from the environment
+        when the storage is opened; ``design.json`` and every message show the URL with its password hidden.
     progress : bool, optional
         tqdm bar (trials, with the current front's size) on stderr; default: when stderr is a terminal.
     spec_text : str, optional
         The spec file's text, copied to ``out/spec.toml`` on creation.
+    security : distributed.Security, optional
+        The TLS settings of a ``tls://`` scheduler (:func:`mapping.sweep.executors.dask_security`); default:
+        Dask's configuration (``distributed.comm.tls.*``).
 
     Returns
     -------
@@ -315,9 +332,14 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
         The trials table (:func:`mapping.design.results.trials_table`).
     """
     from ..sweep.executors import LocalWorkers
+    from ..sweep.run import check_inputs, check_out
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ValueError(f"workers must be an integer >= 0 (0: in this process), got {workers!r}")
+    check_inputs(spec)  # the checkpoint, the window, the split: from their files, before any process starts
+    check_out(out)
+    if storage:
+        expand_env(storage)  # an unset ${VAR} refused now
     _quiet_optuna()
     # one set of local workers for every generation (a new pool per generation paid the workers' start-up each
     # time), started now: they import and load the model while this process does the same and probes the space
@@ -325,26 +347,47 @@ def run_design(spec: DesignSpec, out: str | Path, *, workers: int = 1, scheduler
     if pool is not None:
         pool.start(spec.checkpoint)
     try:
-        return _run_design(spec, Path(out), workers, scheduler, storage, progress, spec_text, pool)
+        return _run_design(spec, Path(out), workers, (scheduler, security), storage, progress, spec_text, pool)
     finally:
         if pool is not None:
             pool.close()
 
 
-def _run_design(spec: DesignSpec, out: Path, workers: int, scheduler, storage, progress, spec_text, pool):
-    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
-
-    from optuna.trial import TrialState
-
-    from .results import front_mask, trials_table, write_results
+def _run_design(spec: DesignSpec, out: Path, workers: int, dask, storage, progress, spec_text, pool):
+    from .results import write_results
 
     model = _model(spec.checkpoint)
     T = _window(spec, model)
     check_space(spec, model)  # before any trial, and before the folder is made
     url = storage_url(out, storage)
-    _prepare(spec, out, url, spec_text)
-    study = _open_study(spec, url)
-    _acquire(study)
+    out.mkdir(parents=True, exist_ok=True)
+    with DriverLock(out):
+        _prepare(spec, out, url, spec_text)
+        study = _open_study(spec, url)
+        with storage_errors(redact(url)):
+            if storage:
+                _acquire(study)
+            kill_point("claimed")
+            try:
+                _loop(spec, study, workers, dask, bool(storage), progress, pool)
+            except KeyboardInterrupt:
+                n = sum(t.state.is_finished() for t in study.get_trials(deepcopy=False))
+                print(f"oscsim design: {n} of {spec.trials} trials are saved in {out} (rerun the same command to "
+                      f"resume)", file=sys.stderr)
+                raise
+            if storage:
+                _release(study)
+            return write_results(study, spec, out, T=T)
+
+
+def _loop(spec: DesignSpec, study, workers: int, dask, shared: bool, progress, pool) -> None:
+    """Ask, evaluate and tell batches until the study holds ``spec.trials`` finished trials."""
+    from tqdm import tqdm  # the plain bar: tqdm.auto warns in notebooks without ipywidgets
+
+    from optuna.trial import TrialState
+
+    from .results import front_mask, trials_table
+
     dists = spec.distributions()
     P, N = spec.population, spec.trials
     if progress is None:
@@ -362,10 +405,14 @@ def _run_design(spec: DesignSpec, out: Path, workers: int, scheduler, storage, p
             b = (min(t.number for t in running) if running else n) // P
             for m in range(n, min((b + 1) * P, N)):  # ask the rest of the batch, each from its own seed
                 _ask(spec, study, m, dists)
-            results, batch = _evaluate_batch(spec, study, workers, scheduler, bar, pool)
+            kill_point("asked")
+            results, batch = _evaluate_batch(spec, study, workers, dask, bar, pool)
+            kill_point("evaluated")
             for k in sorted(results):  # told in trial order, whatever order they finished in
                 _finish(spec, study, k, results[k])
-            _acquire(study)  # heartbeat
+                kill_point("told")
+            if shared:
+                _acquire(study)  # heartbeat
             if progress:
                 df = trials_table(study, spec)
                 bar.set_postfix_str(f"front {int(front_mask(df, spec).sum()) if len(df) else 0}")
@@ -373,30 +420,31 @@ def _run_design(spec: DesignSpec, out: Path, workers: int, scheduler, storage, p
                 raise RuntimeError(f"{len(batch) - len(results)} trial(s) of the batch came back without a result")
     finally:
         bar.close()
-    _release(study)
-    return write_results(study, spec, out, T=T)
 
 
 def _plan_batch(spec: DesignSpec, stored: list) -> tuple[dict, list, dict, dict]:
     """(results known without evaluation, tasks, {trial: config}, {config key: [trials]}) of the RUNNING trials.
 
     A design already evaluated (NSGA-II offspring can equal a parent) is not evaluated again: the same config and
-    noise seed give the same row, so its result is copied (deterministic either way); equal designs within the
-    batch are evaluated once."""
+    noise seed give the same row, so its result is copied (deterministic either way), naming the lowest-numbered
+    finished trial of that design (the one that was evaluated, whichever of its copies were told before a kill);
+    equal designs within the batch are evaluated once, by the first."""
     from optuna.trial import TrialState
 
     from ..config import config_to_dict
 
     batch = [t for t in stored if t.state == TrialState.RUNNING]
-    known = {t.user_attrs["config_json"]: t for t in stored
-             if t.state.is_finished() and t.user_attrs.get("config_json") and "metrics" in t.user_attrs}
+    known: dict = {}
+    for t in sorted(stored, key=lambda t: t.number):
+        if t.state.is_finished() and t.user_attrs.get("config_json") and t.user_attrs.get("metrics") is not None:
+            known.setdefault(t.user_attrs["config_json"], t)
     results, tasks, configs, same = {}, [], {}, {}
-    for t in batch:
+    for t in sorted(batch, key=lambda t: t.number):
         if set(t.params) != set(spec.fields):
             results[t.number] = {"error": f"incomplete parameters {sorted(t.params)}; not evaluated"}
             continue
         try:
-            cfg = config_of(spec.base, t.params)
+            cfg = config_with(spec.base, t.params)
         except (ValueError, TypeError) as exc:
             results[t.number] = {"error": f"not a valid chip config: {exc}"}
             continue
@@ -404,8 +452,8 @@ def _plan_batch(spec: DesignSpec, stored: list) -> tuple[dict, list, dict, dict]
         key = json.dumps(tree, sort_keys=True)
         if key in known:
             src = known[key].user_attrs
-            results[t.number] = {k: src[k] for k in ("config_json", "metrics", "constraints") if k in src}
-            results[t.number].update(same_as=known[key].number, measured={})
+            results[t.number] = {k: src[k] for k in ("config_json", "metrics", "constraints", "measured") if k in src}
+            results[t.number]["same_as"] = known[key].number
             continue
         if key in same:  # an earlier trial of this batch: copied once it is evaluated
             same[key].append(t.number)
@@ -416,9 +464,10 @@ def _plan_batch(spec: DesignSpec, stored: list) -> tuple[dict, list, dict, dict]
     return results, tasks, configs, same
 
 
-def _evaluate_batch(spec: DesignSpec, study, workers: int, scheduler: str | None, bar,
-                    pool=None) -> tuple[dict, list]:
-    """Evaluate the RUNNING trials of the current batch (on the sweep's executors); ({trial: result}, batch)."""
+def _evaluate_batch(spec: DesignSpec, study, workers: int, dask, bar, pool=None) -> tuple[dict, list]:
+    """Evaluate the RUNNING trials of the current batch (on the sweep's executors); ({trial: result}, batch).
+
+    ``dask``: (scheduler address or None, its ``distributed.Security`` or None)."""
     import functools
 
     from optuna.trial import TrialState
@@ -441,12 +490,13 @@ def _evaluate_batch(spec: DesignSpec, study, workers: int, scheduler: str | None
             res["metrics"] = m
             res["constraints"] = [c.violation(m[c.metric]) for c in spec.constraints]
         results[k] = res
-        for j in same[row["config_json"]][1:]:
-            results[j] = {**res, "same_as": k, "measured": {}}
+        for j in same[row["config_json"]][1:]:  # a copy: the evaluated trial's result and measurements
+            results[j] = {**res, "same_as": k}
         bar.update(len(same[row["config_json"]]))
 
+    scheduler, security = dask if isinstance(dask, tuple) else (dask, None)
     run_tasks(tasks, workers, scheduler, sink, compute=functools.partial(compute_point, metrics_of=trial_metrics),
-              pool=pool)
+              pool=pool, security=security)
     return results, batch
 
 
@@ -455,5 +505,7 @@ def rewrite_results(spec: DesignSpec, out: str | Path, *, storage: str | None = 
     from .results import write_results
 
     _quiet_optuna()
-    study = _open_study(spec, storage_url(Path(out), storage))
-    return write_results(study, spec, out)
+    url = storage_url(Path(out), storage)
+    study = _open_study(spec, url)
+    with storage_errors(redact(url)):
+        return write_results(study, spec, out)

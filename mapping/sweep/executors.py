@@ -17,7 +17,7 @@ import sys
 
 from .point import _error_row, compute_point
 
-__all__ = ["LocalWorkers", "run_tasks", "DASK_WORKER_ENV", "dask_cluster_options"]
+__all__ = ["LocalWorkers", "run_tasks", "DASK_WORKER_ENV", "dask_cluster_options", "dask_security"]
 
 _MAX_POOL_RESTARTS = 3  # local pool: a worker that dies (OOM, kill) is replaced this many times per run
 
@@ -111,6 +111,10 @@ class LocalWorkers:
         with _spawn_env():
             return ex.submit(fn, *args)
 
+    def pids(self) -> list[int]:
+        """The process ids of the workers started so far (none before the first submit)."""
+        return sorted(_processes(self._pool)) if self._pool is not None else []
+
     def discard(self) -> None:
         """Drop a broken pool (its workers are gone); the next use starts a new one."""
         if self._pool is not None:
@@ -139,7 +143,7 @@ def warm_up(checkpoint: str | None = None) -> None:
         from . import point
 
         if checkpoint is not None:
-            point._model(checkpoint)
+            point.cached_model(checkpoint)
     except Exception:  # noqa: BLE001 - see the docstring
         pass
 
@@ -187,7 +191,7 @@ def _stop_now(pool) -> None:
     was 4-6 % of the 64-point sweep's wall time on one or two workers. A worker writes nothing itself (the
     main process writes every row; Numba's cache files are written by rename while a point compiles), so ending
     an idle one loses nothing."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())  # no public handle before Python 3.14
+    procs = list(_processes(pool).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         if p.is_alive():
@@ -196,6 +200,40 @@ def _stop_now(pool) -> None:
         p.join(timeout=10)
 
 
+
+
+def _processes(pool) -> dict:
+    """{pid: process} of a ProcessPoolExecutor (its own table: no public handle before Python 3.14)."""
+    return dict(getattr(pool, "_processes", None) or {})
+
+
+def dask_security(ca_file: str | None = None, cert: str | None = None, key: str | None = None):
+    """The ``distributed.Security`` of a client of a ``tls://`` scheduler.
+
+    Parameters
+    ----------
+    ca_file, cert, key : str, optional
+        PEM files: the certificate authority that signed the cluster's certificates, this client's certificate
+        and its private key (``key`` may be omitted when ``cert`` holds both). None for all three: Dask's own
+        configuration (``distributed.comm.tls.ca-file``, ``distributed.comm.tls.client.cert`` and ``.key``, set
+        in ``~/.config/dask/*.yaml`` or as ``DASK_DISTRIBUTED__COMM__TLS__CA_FILE=...``).
+
+    Returns
+    -------
+    distributed.Security
+        With ``require_encryption`` on: the client refuses a plain ``tcp://`` address.
+    """
+    from distributed import Security
+
+    given = {"ca_file": ca_file, "cert": cert, "key": key}
+    for name, path in given.items():
+        if path is not None and not os.path.isfile(path):
+            raise FileNotFoundError(f"--tls-{name.replace('_', '-')}: {path} is not a file")
+    if ca_file is None and cert is None and key is None:
+        return Security(require_encryption=True)
+    if ca_file is None or cert is None:
+        raise ValueError("TLS needs --tls-ca-file and --tls-cert (and --tls-key unless the certificate holds the key)")
+    return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
 
 
 def dask_cluster_options(cores: int | None = None) -> dict:
@@ -225,10 +263,12 @@ def _compute_point_pinned(task: dict, compute=compute_point) -> dict:
         numba.set_num_threads(threads)
 
 
-def _run_dask(todo, scheduler, sink, compute=compute_point):
+def _run_dask(todo, scheduler, sink, compute=compute_point, security=None):
     from distributed import Client, as_completed
 
-    client = Client(scheduler, timeout="30s", set_as_default=False)
+    if security is None and str(scheduler).startswith("tls://"):
+        security = dask_security()  # Dask's configuration
+    client = Client(scheduler, timeout="30s", set_as_default=False, security=security)
     try:
         with client.as_current():  # as_completed finds the client through the "current" one
             futs = {client.submit(functools.partial(_compute_point_pinned, compute=compute), t,
@@ -247,16 +287,18 @@ def _run_dask(todo, scheduler, sink, compute=compute_point):
 
 
 def run_tasks(tasks: list, workers: int, scheduler: str | None, sink, compute=compute_point,
-              pool: LocalWorkers | None = None) -> None:
+              pool: LocalWorkers | None = None, security=None) -> None:
     """Compute the points ``tasks`` (:func:`compute_point`'s dicts) with ``compute`` (a picklable ``task -> row``,
     default :func:`compute_point`) and hand each row to ``sink`` as it finishes: on the Dask scheduler at
     ``scheduler``, else on ``workers`` local processes (0: in this process). A worker that dies is replaced and
     its points recomputed; the rows do not depend on the executor. ``pool``: local workers kept across calls
-    (:class:`LocalWorkers`, used instead of new processes when given; ``workers`` is then its size)."""
+    (:class:`LocalWorkers`, used instead of new processes when given; ``workers`` is then its size).
+    ``security``: the ``distributed.Security`` of a ``tls://`` scheduler (default for one: Dask's configuration,
+    :func:`dask_security`)."""
     if not tasks:
         return
     if scheduler:
-        _run_dask(tasks, scheduler, sink, compute)
+        _run_dask(tasks, scheduler, sink, compute, security)
     elif pool is not None:
         _run_local(tasks, pool.workers, sink, compute, pool)
     elif workers == 0:

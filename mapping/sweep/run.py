@@ -35,7 +35,7 @@ from .executors import DASK_WORKER_ENV, LocalWorkers, dask_cluster_options, run_
 from .point import compute_point  # noqa: F401
 from .spec import NOISE_SEED, SweepSpec
 
-__all__ = ["check_inputs", "compute_point", "run_sweep", "run_tasks", "sweep_status", "load_results", "export_csv",
+__all__ = ["check_inputs", "check_out", "atomic_path", "remove_stale_temporaries", "compute_point", "run_sweep", "run_tasks", "sweep_status", "load_results", "export_csv",
            "SweepDirError", "atomic_write_bytes", "write_df", "DASK_WORKER_ENV", "dask_cluster_options", "LocalWorkers"]
 
 RESULTS = "results.parquet"
@@ -59,22 +59,91 @@ def check_inputs(spec: SweepSpec) -> None:
     except (FileNotFoundError, ValueError) as exc:
         raise type(exc)(f"checkpoint: {exc}") from None
     tok = spec.tokens
-    T = tok.seq_len or seq_len
-    if T > seq_len:
-        raise ValueError(f"tokens.seq_len = {T} is longer than the model's seq_len ({seq_len}); at most {seq_len}")
+    T = tok.window(seq_len)
     cap = max_windows(T, tok.split)
     if tok.windows > cap:
         raise ValueError(f"tokens.windows = {tok.windows}: the {tok.split} split holds only {cap} windows of {T}")
 
 
+def check_out(out: str | Path, what: str = "--out") -> None:
+    """Refuse, before any work, an output folder this process cannot write into: a file in its place, a folder
+    (or the nearest existing parent of one to be made) on a read-only file system or without write permission.
+    Tried by making and removing a temporary file there, so it is also right for root and read-only mounts."""
+    import errno
+    import tempfile
+
+    out = Path(out)
+    probe = out
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ValueError(f"{what} {out}: {probe} is a file, not a folder")
+    try:
+        fd, name = tempfile.mkstemp(prefix=".oscsim-probe-", suffix=".tmp", dir=probe)
+    except OSError as exc:
+        cause = ("read-only file system" if exc.errno == errno.EROFS else
+                 "permission denied" if exc.errno in (errno.EACCES, errno.EPERM) else exc.strerror)
+        raise ValueError(f"{what} {out}: cannot write in {probe} ({cause})") from None
+    os.close(fd)
+    os.unlink(name)
+
+
 # ------------------------------------------------------------------------------------------ the folder
+TMP_SUFFIX = ".tmp"
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write ``data`` to ``path`` through a temporary file in the same folder renamed over it (``os.replace`` is
+    atomic): a reader, or a run stopped in the middle, sees the old file or the new one, never a part. The
+    temporary file is removed if the write fails (a full disk)."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path):
+    """A temporary name beside ``path`` for a writer that takes a file name (``savefig``, ``write_html``),
+    renamed to ``path`` when the block ends without an error and removed otherwise::
+
+        with atomic_path(out / "front.html") as tmp:
+            fig.write_html(tmp)
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}{TMP_SUFFIX}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def remove_stale_temporaries(folder: str | Path) -> int:
+    """Remove the temporary files of :func:`atomic_path` under ``folder`` left by processes that are gone (a run
+    killed while writing); returns how many. A file of a live process (a writer at work) is left alone."""
+    n = 0
+    for p in Path(folder).rglob(f".*{TMP_SUFFIX}"):
+        pid = p.name.removesuffix(TMP_SUFFIX).rpartition(".")[2]
+        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            p.unlink()
+            n += 1
+    return n
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def write_df(df, path: Path) -> None:
@@ -90,9 +159,13 @@ def _read_meta(out: Path) -> dict:
     if not p.is_file():
         raise SweepDirError(f"{out} is not a sweep folder (no {META}); run `oscsim sweep SPEC --out {out}` first")
     try:
-        return json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
+        meta = json.loads(p.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SweepDirError(f"{p} is damaged ({exc}); start the sweep in a new folder") from None
+    missing = [k for k in ("spec_hash", "point_ids", "n_points") if not isinstance(meta, dict) or k not in meta]
+    if missing:
+        raise SweepDirError(f"{p} is damaged (no {', '.join(missing)}); start the sweep in a new folder")
+    return meta
 
 
 def _read_parts(out: Path, valid_ids) -> dict:
@@ -281,6 +354,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
         raise ValueError(f"workers must be an integer >= 0 (0: in this process), got {workers!r}")
     check_inputs(spec)
     out = Path(out)
+    check_out(out)
     meta = _prepare(spec, out, spec_text)
     order = {pid: i for i, pid in enumerate(meta["point_ids"])}
     parts = _read_parts(out, order)
@@ -321,6 +395,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
     finally:
         bar.close()
     _compact(out, parts, order)
+    remove_stale_temporaries(out)  # a write cut short by an earlier kill: its temporary file goes now
     # the parts just compacted, in memory: the table load_results(out) reads back from them (64 parquet reads
     # saved at the end of a run, 0.15-0.2 s with nothing else to do)
     return _table(parts, order).to_pandas() if parts else load_results(out)

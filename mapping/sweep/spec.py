@@ -30,8 +30,8 @@ Layout of a spec file (see ``examples/sweep-small.toml``)::
     n = 8
     seed = 0
     [sample.fields]
-    "coupling.spread" = { uniform = [0.0, 0.1] }         # also loguniform = [lo, hi], randint = [lo, hi]
-    "device" = { choice = ["ideal", "ring-macromodel"] } # (inclusive), choice = [...]
+    "coupling.spread" = { uniform = [0.0, 0.1] }         # also loguniform = [lo, hi], int = [lo, hi]
+    "device" = { choice = ["ideal", "ring-macromodel"] } # (inclusive), choice = [...]: mapping.sweep.distributions
 
     [seeds]
     noise = [0, 1]                      # noise seed of mapping.run (a run parameter, not a config field)
@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from ..config import ChipConfig, config_from_dict, config_to_dict, load_config, read_toml
+from .distributions import Distribution, parse_distribution
 
 __all__ = ["Axis", "Sample", "TokenSpec", "SweepPoint", "SweepSpec", "load_spec", "spec_from_dict",
            "METRIC_GROUPS", "NOISE_SEED", "base_config", "token_spec", "checkpoint_path", "config_with",
@@ -70,7 +71,6 @@ METRIC_GROUPS = {
 }
 _SPLITS = ("valid", "test")
 _GRID_KINDS = ("values", "linspace", "logspace")
-_SAMPLE_KINDS = ("uniform", "loguniform", "randint", "choice")
 _TOP_KEYS = ("name", "checkpoint", "metrics", "chip", "tokens", "axes", "sample", "seeds")
 _MAX_POINTS = 100_000
 
@@ -178,9 +178,9 @@ class Sample:
         Number of draws, ≥ 1.
     seed : int
         Seed of the draw (numpy ``default_rng``), ≥ 0.
-    fields : tuple of (str, str, tuple)
-        (dotted field, distribution, parameters): ``uniform`` (lo, hi), ``loguniform`` (lo, hi > 0),
-        ``randint`` (lo, hi) inclusive, ``choice`` (values...).
+    fields : tuple of (str, Distribution)
+        (dotted field, its distribution: :mod:`mapping.sweep.distributions`, the grammar a design search's space
+        uses too).
     """
 
     n: int
@@ -194,39 +194,17 @@ class Sample:
             raise ValueError(f"sample.seed must be a non-negative integer, got {self.seed!r}")
         if not self.fields:
             raise ValueError("sample.fields is empty: name at least one field and its distribution")
-        for name, kind, p in self.fields:
-            where = f'sample.fields.\"{name}\"'
-            if kind not in _SAMPLE_KINDS:
-                raise ValueError(f"{where}: distribution must be one of {', '.join(_SAMPLE_KINDS)}, got {kind!r}")
-            if kind == "choice":
-                if len(p) == 0:
-                    raise ValueError(f"{where}: choice is empty")
-                continue
-            if len(p) != 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in p):
-                raise ValueError(f"{where}: {kind} takes [lo, hi] (numbers), got {list(p)}")
-            lo, hi = p
-            if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-                raise ValueError(f"{where}: {kind} needs finite lo <= hi, got [{lo}, {hi}]")
-            if kind == "loguniform" and lo <= 0:
-                raise ValueError(f"{where}: loguniform needs lo > 0, got {lo}")
-            if kind == "randint" and not (is_int(lo) and is_int(hi)):
-                raise ValueError(f"{where}: randint needs integer bounds, got [{lo}, {hi}]")
+        for name, d in self.fields:
+            if not isinstance(d, Distribution):
+                raise ValueError(f'sample.fields."{name}": expected a Distribution, got {type(d).__name__}')
 
     def draw(self) -> list[dict]:
         """The n draws, each a {field: value} dict; the same spec always gives the same draws."""
         rng = np.random.default_rng(self.seed)
         out = [dict() for _ in range(self.n)]
-        for name, kind, p in self.fields:  # field by field: adding a field leaves the others' draws alone
-            if kind == "uniform":
-                v = rng.uniform(p[0], p[1], self.n).tolist()
-            elif kind == "loguniform":
-                v = np.exp(rng.uniform(math.log(p[0]), math.log(p[1]), self.n)).tolist()
-            elif kind == "randint":
-                v = rng.integers(p[0], p[1] + 1, self.n).tolist()
-            else:
-                v = [p[i] for i in rng.integers(0, len(p), self.n)]
-            for d, x in zip(out, v):
-                d[name] = normalise_value(name, x)
+        for name, d in self.fields:  # field by field: adding a field leaves the others' draws alone
+            for row, x in zip(out, d.draw(rng, self.n)):
+                row[name] = normalise_value(name, x)
         return out
 
 
@@ -255,6 +233,15 @@ class TokenSpec:
             raise ValueError(f"tokens.seq_len must be an integer >= 2 or 'none' (the model's), got {self.seq_len!r}")
         if self.split not in _SPLITS:
             raise ValueError(f"tokens.split must be one of {', '.join(_SPLITS)}, got {self.split!r}")
+
+    def window(self, model_seq_len: int) -> int:
+        """The tokens per window on a model of context ``model_seq_len``: ``seq_len``, or the model's when None;
+        a window longer than the model's context is refused (the one place this is checked)."""
+        T = self.seq_len or int(model_seq_len)
+        if T > int(model_seq_len):
+            raise ValueError(f"tokens.seq_len = {T} is longer than the model's seq_len ({model_seq_len}); at most "
+                             f"{model_seq_len}")
+        return T
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -340,7 +327,7 @@ class SweepSpec:
                 and (self.mismatch_seeds is None or len(self.mismatch_seeds) == 1)):
             raise ValueError("the sweep has no axis: give [axes], a [sample] or several seeds")
         base = config_to_dict(self.base)
-        names = [a.field for a in self.axes] + ([f for f, _, _ in self.sample.fields] if self.sample else [])
+        names = [a.field for a in self.axes] + ([f for f, _ in self.sample.fields] if self.sample else [])
         if self.mismatch_seeds is not None:
             names.append("mismatch_seed")
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -350,7 +337,7 @@ class SweepSpec:
         for a in self.axes:
             check_field(a.field, base, f'axes.\"{a.field}\"')
         if self.sample:
-            for f, _, _ in self.sample.fields:
+            for f, _ in self.sample.fields:
                 check_field(f, base, f'sample.fields.\"{f}\"')
         n = self.n_points
         if n > _MAX_POINTS:
@@ -362,7 +349,7 @@ class SweepSpec:
         """Config fields that vary, in column order (grid axes, sample fields, mismatch_seed)."""
         out = [a.field for a in self.axes]
         if self.sample:
-            out += [f for f, _, _ in self.sample.fields]
+            out += [f for f, _ in self.sample.fields]
         if self.mismatch_seeds is not None:
             out.append("mismatch_seed")
         return tuple(out)
@@ -526,14 +513,9 @@ def spec_from_dict(data: dict, *, root: str | Path = ".") -> SweepSpec:
             raise ValueError(f"[sample] takes n, seed and a [sample.fields] table; got {s!r}")
         fields = []
         for name, d in (s.get("fields") or {}).items():
-            check_field(name, base_tree, f'sample.fields.\"{name}\"')
-            if not isinstance(d, dict) or len(d) != 1:
-                raise ValueError(f"sample.fields.\"{name}\" must be one of {{{', '.join(_SAMPLE_KINDS)} = [...]}}, "
-                                 f"got {d!r}")
-            (kind, p), = d.items()
-            if not isinstance(p, list):
-                raise ValueError(f"sample.fields.\"{name}\": {kind} takes a list, got {p!r}")
-            fields.append((name, kind, tuple(none_value(x) for x in p)))
+            where = f'sample.fields."{name}"'
+            check_field(name, base_tree, where)
+            fields.append((name, parse_distribution(where, d, lambda x, name=name: normalise_value(name, x))))
         sample = Sample(n=s.get("n", 0), seed=s.get("seed", 0), fields=tuple(fields))
     seeds = data.get("seeds", {})
     if not isinstance(seeds, dict) or set(seeds) - {"noise", "mismatch"}:
