@@ -35,7 +35,7 @@ def test_spec_parses_and_its_hash_decides_the_trials():
 
 def test_the_periphery_precision_and_the_batch_are_searched_like_chip_fields():
     s = _spec(space={"energy.digital_precision": {"choice": ["int8", "int16"]}, "energy.batch": {"int": [1, 64]}})
-    cfg = config_of(s.base, {"energy.digital_precision": "int8", "energy.batch": 64})
+    cfg = config_with(s.base, {"energy.digital_precision": "int8", "energy.batch": 64})
     assert (cfg.energy.digital_precision, cfg.energy.batch) == ("int8", 64)
 
 
