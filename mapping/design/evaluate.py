@@ -42,6 +42,7 @@ def anchor_j_per_token(n_heads: int, n_layers: int, T: int) -> tuple[float, str]
 
 def _energy_metrics(en: dict) -> dict:
     """The static metrics of a design from its energy report (:func:`mapping.energy.energy_report`)."""
+    from ..energy.baselines import baseline_columns
     from ..energy.chip_terms import TERMS
 
     breakdown = dict(en["breakdown"])
@@ -61,6 +62,7 @@ def _energy_metrics(en: dict) -> dict:
         "digital_only_chip_j": float(en["digital_only_chip_j"]),
         "gpu_lower_j": float(en["gpu_energy_bounds_j"]["lower"]),
         "gpu_upper_j": float(en["gpu_energy_bounds_j"]["upper"]),
+        **baseline_columns(en),
         "anchor_j": anchor,
         "area_mm2": float(en["area_mm2"]),
         "array_mm2": float(area["array_mm2"]), "sram_mm2": float(area["sram_mm2"]),

@@ -28,7 +28,8 @@ from . import constants as ec
 from .constants import GPUS
 from .gpu import gpu_energy_per_token
 
-__all__ = ["BASELINES", "GPU_BOARD_UTILISATION", "board_precision", "gpu_datapath_j", "baselines"]
+__all__ = ["BASELINES", "GPU_BOARD_UTILISATION", "board_precision", "gpu_datapath_j", "baselines",
+           "baseline_columns"]
 
 BASELINES = ("digital_same_node", "gpu_datapath", "gpu_board")
 """The baselines' keys, in the order reports list them."""
@@ -131,4 +132,15 @@ def baselines(spec, chip_result: dict, phase: str, *, measured: dict | None = No
     for b in out.values():
         b["chip_ratio"] = chip_j / b["energy_per_token_j"]
     out.update(chip_j=chip_j, phase=phase, T=T, batch=B)
+    return out
+
+
+def baseline_columns(report: dict) -> dict:
+    """The table columns of an energy report's baselines (sweep rows, design trials): ``baseline_<key>_j`` [J per
+    token] and ``chip_over_<key>`` for each key of :data:`BASELINES`."""
+    bl = report["baselines"]
+    out = {}
+    for k in BASELINES:
+        out[f"baseline_{k}_j"] = float(bl[k]["energy_per_token_j"])
+        out[f"chip_over_{k}"] = float(bl[k]["chip_ratio"])
     return out

@@ -71,9 +71,12 @@ def _metrics(rep, groups) -> dict:
             whole.append(L.get("layer_rel_error"))
         out["mean_layer_rel_error"] = _mean(whole)
     if "energy" in groups:
+        from ..energy.baselines import baseline_columns
+
         en = rep.energy
         out["energy_chip_j_per_token"] = float(en["energy_per_token_chip_j"])
         out["energy_gpu_j_per_token"] = float(en["energy_per_token_gpu_j"])
+        out.update(baseline_columns(en))  # the same-terms baselines (mapping.energy.baselines)
         for k, v in en["breakdown"].items():
             out[f"energy_{k}"] = float(v)
     return out
