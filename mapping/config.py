@@ -281,6 +281,11 @@ class ChipConfig:
         periphery and leakage scale with it (:mod:`hw_models.technology`; fits 7–180 nm, 65, 45, 28, 22, 16 and
         7 nm tabulated or interpolated; outside the fits a warning). 65: the node of the cited ring chips
         [Lo23, Moy22, Ahm21] and of the ring model card.
+    context_tokens : int or None
+        The workload's context length T [tokens]: the arrays are built for it and a run's windows hold it (the
+        Kuramoto model's positions are rotations ω t, defined at any t, so a model runs past the length it was
+        trained at), in [2, 2^20]. None/'none' (the default): the model's ``seq_len``. Past one tile's couplers
+        see ``[array] block``; a die past ``[array] die_limit_mm2`` is reported infeasible.
     node_flavor : {'LP', 'HP'}
         Device flavour below 65 nm (low standby power or high performance; [SB17] fits) and the off-current of
         the leakage at every node. 'LP': an inference chip that idles between windows (assumed).
@@ -313,6 +318,7 @@ class ChipConfig:
     flicker: bool = False
     node_nm: float = 65.0
     node_flavor: str = "LP"
+    context_tokens: int | None = None
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
     readout: ReadoutConfig = field(default_factory=ReadoutConfig)
     ssa: SSAConfig = field(default_factory=SSAConfig)
@@ -330,6 +336,10 @@ class ChipConfig:
                              f"fits cover 7-180 nm), got {self.node_nm!r}")
         object.__setattr__(self, "node_nm", node)
         _check_choice("node_flavor", self.node_flavor, NODE_FLAVORS)
+        if isinstance(self.context_tokens, str) and self.context_tokens.lower() == "none":
+            object.__setattr__(self, "context_tokens", None)
+        if self.context_tokens is not None:
+            _check_int("context_tokens", self.context_tokens, 2, 2**20)
         if not isinstance(self.array, ArrayConfig) or type(self.array) is ArrayConfig:
             raise ValueError(f"array must be one of {', '.join(c.__name__ for c in SCHEDULES.values())}, got "
                              f"{type(self.array).__name__}")

@@ -11,7 +11,7 @@ from typing import ClassVar
 from .config_checks import _check_bits, _check_choice, _check_int, _check_pos
 
 __all__ = ["DigitalScores", "AnalogScores", "ReinjectedKeys", "HeldKeys", "ArrayConfig", "SpatialArray",
-           "MultiplexedArray", "SCHEDULES", "NODE_FLAVORS", "NODE_RANGE_NM", "array_from_dict"]
+           "MultiplexedArray", "SCHEDULES", "RETICLE_LIMIT_MM2", "NODE_FLAVORS", "NODE_RANGE_NM", "array_from_dict"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,6 +117,11 @@ class HeldKeys:
             raise ValueError(f"decode.inter_token_s must be in (0, 1] s, got {self.inter_token_s!r}")
 
 
+RETICLE_LIMIT_MM2 = 26.0 * 33.0
+"""The largest die one lithography exposure prints [mm²]: the 26 mm × 33 mm field of ASML's 0.33-NA EUV (NXE)
+and 193i (NXT) scanners (ASML product data); a larger die needs field stitching."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ArrayConfig:
     """The physical array: what the silicon holds and how the compiled model is scheduled onto it (DESIGN §5.7).
@@ -136,15 +141,36 @@ class ArrayConfig:
     macs : int
         Multiply-accumulate units of the digital periphery (scores, softmax, gates, rescaling), in [1, 2^20]:
         their area and the time the periphery takes per pass. 1024: assumed (a few mm² at 65 nm).
+    block : int or None
+        Block size B of the blocked schedule for long contexts (:mod:`mapping.compiler.blocking`): the causal
+        T × T coupling of a unit is split into B × B blocks, block (i, j ≤ i) runs on a tile of 2B oscillators
+        (B key-side, B query-side) in a round of its own, and the first-order increments of query block i are
+        summed over its key blocks digitally. An integer in [1, 2^20]; a B that does not divide T clips the last
+        block; B ≥ T is the unblocked run. None/'none' (the default): no blocking, a tile holds the whole T.
+    die_limit_mm2 : float
+        Largest die the design may take [mm²], in (0, 858]; a larger die is reported infeasible
+        (:func:`mapping.compiler.blocking.infeasible_reason`). 858: the lithography field of one exposure,
+        26 mm × 33 mm (the reticle limit of ASML's 0.33-NA scanners, e.g. the NXE:3400 and NXT:2000i fields).
     """
 
     channels_per_adc: int = 64
     macs: int = 1024
+    block: int | None = None
+    die_limit_mm2: float = RETICLE_LIMIT_MM2
     schedule = "abstract"  # class data: the schedule's name (a ClassVar, not a field)
 
     def __post_init__(self):
         _check_int("array.channels_per_adc", self.channels_per_adc, 1, 4096)
         _check_int("array.macs", self.macs, 1, 2**20)
+        if isinstance(self.block, str) and self.block.lower() == "none":
+            object.__setattr__(self, "block", None)
+        if self.block is not None:
+            _check_int("array.block", self.block, 1, 2**20)
+        lim = _check_pos("array.die_limit_mm2", self.die_limit_mm2)
+        object.__setattr__(self, "die_limit_mm2", lim)
+        if lim > RETICLE_LIMIT_MM2:
+            raise ValueError(f"array.die_limit_mm2 must be in (0, {RETICLE_LIMIT_MM2:g}] mm^2 (one reticle field, "
+                             f"26 mm x 33 mm), got {self.die_limit_mm2!r}")
 
     def to_dict(self) -> dict:
         """The TOML/JSON layout: ``schedule`` and this schedule's fields."""

@@ -27,9 +27,10 @@ never reaches it). Kept here, not in :mod:`mapping.chip`, so that a backend can 
 (which imports the backends)."""
 
 #: Distinct stream families of one run (so the readout of a sequence never reuses its oscillators' noise);
-#: ``physical`` marks the keys of a multiplexed chip's physical runs (:meth:`LayerSeeds.unit_streams`).
+#: ``physical`` marks the keys of a multiplexed chip's physical runs (:meth:`LayerSeeds.unit_streams`), ``block``
+#: the layer seed of one block of the blocked schedule (:func:`mapping.compiler.blocking.block_seeds`).
 PURPOSE = {"kuramoto": 1, "adler": 2, "collective": 3, "readout": 4, "compare": 5, "injection": 6,
-           "scores": 7, "score_readout": 8, "decode": 9, "held_keys": 10, "physical": 11}
+           "scores": 7, "score_readout": 8, "decode": 9, "held_keys": 10, "physical": 11, "block": 12}
 
 
 def sequence_rng(seed: int, *keys) -> np.random.Generator:

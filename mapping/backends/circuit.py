@@ -323,6 +323,7 @@ class RingCircuit(KuramotoBackend):
     """Kuramoto layers of a ``ring-circuit`` chip as node-voltage SDEs (see the module notes)."""
 
     name = "ring circuit"
+    blockable = False  # its networks are built for the compiled tile (no blocked schedule)
     devices = ("ring-circuit",)
     refusals = {"ssa": "device = 'ring-circuit' simulates Kuramoto attention layers at circuit level; the circuit "
                        "rung is not built for SSA (its pairwise cells would need resistive ring pairs at "

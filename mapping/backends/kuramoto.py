@@ -75,6 +75,8 @@ class KuramotoBackend(LayerBackend):
 
     layer_kinds = ("kuramoto",)
     chip_kind = "kuramoto"
+    #: Whether its step runs a network shorter than the compiled T (a block of :mod:`mapping.compiler.blocking`)
+    blockable = True
 
     def batch_size(self, chip, T: int) -> int:
         """Sequences per step: as many as fit a 128 MiB coupling array (banks · h · k_h · T² per sequence)."""
@@ -98,7 +100,7 @@ class KuramotoBackend(LayerBackend):
         digital = A is parts.A
         if not digital:
             A = torch.from_numpy(A)
-        out = self.step(prepared, KuramotoInputs.of(theta, A, parts.v), seeds)
+        out = self._step_scheduled(chip, prepared, KuramotoInputs.of(theta, A, parts.v), seeds)
         va = torch.from_numpy(out.va).to(theta.dtype)
         if out.a is not None:
             a_ref = torch.from_numpy(out.a).to(theta.dtype)
@@ -113,6 +115,20 @@ class KuramotoBackend(LayerBackend):
         dd = lambda x: np.asarray(x.detach().double())  # noqa: E731
         stats.add_kuramoto(dd(theta), dd(delta), dd(parts.delta), dd(va), dd(parts.v * parts.a))
         return delta, out.backend
+
+    def _step_scheduled(self, chip, prepared, inputs: KuramotoInputs, seeds):
+        """The layer's step as the chip's schedule runs it: in blocks with ``[array] block`` < T
+        (:func:`mapping.compiler.blocking.blocked_step`), else one network per unit."""
+        from ..compiler.blocking import block_plan
+        from .blocked import blocked_step
+
+        plan = block_plan(inputs.theta.shape[1], chip.config.array.block)
+        if plan.blocked and (getattr(self, "decode_pass", False) or not self.blockable):
+            raise ValueError(f"[array] block = {plan.block} (a blocked prefill schedule) is simulated on the phase "
+                             f"macromodel, amplitude and closed-form rungs' prefill pass; the {self.name} backend "
+                             f"runs {'the decode pass' if getattr(self, 'decode_pass', False) else 'whole tiles'}"
+                             f" (set block = 'none' or a block >= T = {plan.T})")
+        return blocked_step(self.step, prepared, inputs, seeds, plan)
 
     def attention_weights(self, chip, layer: int, prepared, theta, parts, seeds):
         """The softmax weights (B, h, T, T) the layer's couplers are programmed with: the model's ``parts.A``

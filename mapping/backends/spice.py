@@ -62,6 +62,7 @@ class SpiceRung(KuramotoBackend):
     """A head's gain bank in ngspice (see the module notes)."""
 
     name = "ngspice"
+    blockable = False  # exports one compiled head (no blocked schedule)
     devices = ("spice",)
 
     refuse = classmethod(ring_only("the netlist is a CMOS ring circuit"))

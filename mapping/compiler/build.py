@@ -15,6 +15,7 @@ from .. import units
 from ..chip import Chip
 from ..config import ChipConfig
 from ..model_io import load_model, model_fingerprint, model_kind
+from .blocking import block_plan
 from .coupling_rule import coupling_rule
 from .device import chip_device
 from .inert import check_fields_act
@@ -58,7 +59,8 @@ def _silicon(schedule, layers, config: ChipConfig, taps: int) -> dict:
     if schedule.kind == "spatial":
         return total_resources([lm.resources for lm in layers])
     lm = layers[0]
-    tile = tile_resources(lm.kind, T=lm.max_tokens, taps=taps, coupler_bits=config.coupling.bits).to_dict()
+    tile = tile_resources(lm.kind, T=block_plan(lm.max_tokens, config.array.block).tile_tokens, taps=taps,
+                          coupler_bits=config.coupling.bits).to_dict()
     return {k: int(v) * schedule.tiles for k, v in tile.items()}
 
 

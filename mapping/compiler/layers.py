@@ -19,6 +19,7 @@ import numpy as np
 from .. import units
 from ..chip import PHYSICAL_STREAM, LayerMap, TileMap, coupler_spread_draw
 from ..periphery.quantise import Quantiser
+from .blocking import block_plan
 from .mismatch import draw_oscillators, trim
 from .resources import layer_resources
 from .schedule import UNIT_LAYOUT, build_schedule
@@ -97,7 +98,8 @@ def _layer_map(i, kind, *, config, draw, coup_sigma, shape, cshape, taps, res_kw
 
 def _kuramoto_layers(model, config, draw: TileDraw, taps: int) -> list[LayerMap]:
     mc = model.config
-    T, k, h = mc.seq_len, mc.k, mc.n_heads
+    T, k, h = config.context_tokens or mc.seq_len, mc.k, mc.n_heads
+    Tt = block_plan(T, config.array.block).tile_tokens  # a tile's oscillators: T, or 2B blocked
     kh = k // h
     banks = 2 if (mc.bound == "norm" and mc.value == "circular" and config.norm_reference == "chip") else 1
     if mc.value != "circular":
@@ -106,15 +108,18 @@ def _kuramoto_layers(model, config, draw: TileDraw, taps: int) -> list[LayerMap]
     cq = Quantiser(bits=config.coupling.bits, range=config.coupling.range, signed=False)
     gq = Quantiser(bits=config.coupling.gain_bits, range=config.coupling.gain_range, signed=True)
     return [_layer_map(i, "kuramoto", config=config, draw=draw, coup_sigma=draw.coup_sigma, shape=(banks, h, kh, T),
-                       cshape=(banks, h, kh, T, T), taps=taps,
-                       res_kw={"n_heads": h, "head_dim": kh, "T": T, "banks": banks}, n_heads=h, head_dim=kh,
+                       cshape=(banks, h, kh, Tt, Tt), taps=taps,
+                       res_kw={"n_heads": h, "head_dim": kh, "T": Tt, "banks": banks}, n_heads=h, head_dim=kh,
                        max_tokens=T, banks=banks, lam=0.0, coupling_quantiser=cq, gain_quantiser=gq)
             for i in range(mc.n_layers)]
 
 
 def _ssa_layers(model, config, draw: TileDraw, taps: int) -> list[LayerMap]:
     mc = model.config
-    T, h = mc.seq_len, mc.n_heads
+    T, h = config.context_tokens or mc.seq_len, mc.n_heads
+    if config.array.block is not None:
+        raise ValueError(f"[array] block = {config.array.block} blocks a Kuramoto layer's causal coupling; an SSA "
+                         f"chip's cells are not blocked (set block = 'none')")
     kind = SSA_LAYER_KINDS[config.ssa.mode]
     collective = kind == SSA_LAYER_KINDS["collective"]
     if collective and mc.frequency != "scalar":
