@@ -14,13 +14,14 @@ def infeasible_reason(chip, area: dict | None = None) -> str | None:
     die_limit_mm2`` (naming the array's and the SRAM's shares and, when a tile holds the whole context, the
     couplers per tile and the block size that would shrink them). ``area``: :func:`mapping.energy.chip_area`'s
     result when the caller has it."""
-    if area is None:
-        from .area import chip_area
+    from ..backends import backend_for
+    from .area import chip_area
 
+    if area is None:
         area = chip_area(chip)
     limit = float(chip.config.array.die_limit_mm2)
     die = float(area["area_mm2"])
-    if not math.isfinite(die) or die <= limit:
+    if math.isfinite(die) and die <= limit:
         return None
     lm = chip.layers[0]
     plan = block_plan(lm.max_tokens, chip.config.array.block)
@@ -30,6 +31,6 @@ def infeasible_reason(chip, area: dict | None = None) -> str | None:
                       if float(area.get(k, 0.0)) > 0.05 * die)
     msg = (f"die of {die:.4g} mm^2 exceeds array.die_limit_mm2 = {limit:g} mm^2 ({parts}; a tile holds {Tt} "
            f"oscillators and {Tt * (Tt - 1) // 2} couplers at T = {lm.max_tokens})")
-    if not plan.blocked and lm.kind == "kuramoto" and lm.max_tokens > 256:
+    if not plan.blocked and getattr(backend_for(chip, 0), "blockable", False):
         msg += "; [array] block = B runs the context on tiles of 2B oscillators"
     return msg
