@@ -5,7 +5,8 @@ Public API (SI units throughout; see docs/devices.md for the device interface us
 
 from hw_models.couplers import coupler_current
 from hw_models.devices import (IdealOscillator, Oscillator, RingOscillator, SpinTorqueOscillator, device_for,
-                               device_from_dict, make_device)
+                               device_from_dict, device_names, device_spec, make_device, register_device,
+                               register_oscillator)
 from hw_models.energy import coupler_power, ring_power_circuit, ring_power_cv2f, stno_power
 from hw_models.ideal import ideal_phase_network, ring_phase_network
 from hw_models.interface import (DeviceInstances, coupler_programming_energy, coupling_function, draw_mismatch,
@@ -33,7 +34,7 @@ from hw_models.waveform import crossing_times, frequency_amplitude
 __all__ = [
     # device objects (the protocol mapping uses)
     "Oscillator", "RingOscillator", "SpinTorqueOscillator", "IdealOscillator", "device_for", "make_device",
-    "device_from_dict", "coupler_current", "cmos_65nm_transconductor", "level1_180nm_ring", "PRESET_SOURCES",
+    "device_from_dict", "register_oscillator", "register_device", "device_spec", "device_names", "coupler_current", "cmos_65nm_transconductor", "level1_180nm_ring", "PRESET_SOURCES",
     # params and presets
     "RingOscillatorParams", "ResistiveCoupler", "TransmissionGateCoupler", "TransconductanceCoupler", "STNOParams", "IdealOscillatorParams",
     "cmos_65nm_ring", "cmos_65nm_coupler", "vortex_stno", "ideal_oscillator", "PRESETS",

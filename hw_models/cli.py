@@ -1,4 +1,5 @@
-"""``oscsim device {ring,stno,ideal} --preset NAME [--json] [--plot DIR]``."""
+"""``oscsim device {ring,stno,ideal} --preset NAME [--json] [--plot DIR]``: every figure asked of the device
+object (:mod:`hw_models.devices`), none by its kind."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ __all__ = ["register", "run"]
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("device", help="device figures: frequency, amplitude, power, energy, phase noise")
-    p.add_argument("kind", choices=["ring", "stno", "ideal"], help="device kind")
+    p.add_argument("kind", help="device kind: ring, stno, ideal (or a registered one with a preset)")
     p.add_argument("--preset", default=None, help="preset name (default: the kind's first preset, ring cmos_65nm, stno vortex, "
                    "ideal default)")
     p.add_argument("--stages", type=int_range(3), default=5, help="ring stages (odd, >= 3)")
@@ -30,113 +31,80 @@ def register(subparsers) -> None:
 
 
 def _preset(kind, name, stages):
-    """(resolved preset name, its params at TNOM)."""
+    """(resolved preset name, its params at TNOM); ``stages`` goes to a preset that takes ``n_stages``."""
+    import inspect
+
     from hw_models.presets import PRESETS
 
+    if kind not in PRESETS:
+        raise ValueError(f"kind must be one of {', '.join(PRESETS)}, got {kind!r}")
     names = PRESETS[kind]
     name = name or next(iter(names))
     if name not in names:
         raise ValueError(f"unknown {kind} preset {name!r}; valid: {sorted(names)}")
-    return name, (names[name](n_stages=stages) if kind == "ring" else names[name]())
+    fn = names[name]
+    return name, (fn(n_stages=stages) if "n_stages" in inspect.signature(fn).parameters else fn())
 
 
 PN_OFFSETS_HZ = (1e4, 1e5, 1e6)
 """Offsets of the ``phase_noise_dbc_hz`` table [Hz] (issue 11 item 6)."""
 
 
-def operating_point(kind: str, params, temperature_k: float):
-    """The device at ``temperature_k``: every figure of the report comes from this one object.
-
-    Ring: the circuit with KP and V_TO at T by ngspice's level-1 law and its thermal noise at T
-    (:func:`hw_models.pvt.ring_at_temperature`), so f₀, the PPV, D, power and amplitude all belong to T.
-    Spin-torque: the preset at T (only the thermal noise depends on T: no cited temperature coefficient of
-    the universal model's parameters). Ideal: the preset (D scaled ∝ T by the device model, assumed).
-    """
+def operating_point(params, temperature_k: float):
+    """The device at ``temperature_k`` (:meth:`hw_models.devices.Oscillator.at_temperature`): every figure of the
+    report comes from this one object (ring: the circuit at T by ngspice's level-1 law; spin-torque: the preset
+    at T, only its thermal noise depends on T; ideal: the preset, D scaled ∝ T by the device model, assumed)."""
     from hw_models.devices import device_for
 
-    if kind == "ring":
-        from hw_models.pvt import ring_at_temperature
-
-        return device_for(ring_at_temperature(params, temperature_k))
-    if kind == "stno":
-        return device_for(params.replace(temperature_k=float(temperature_k)))
-    return device_for(params)
+    return device_for(params).at_temperature(float(temperature_k))
 
 
-def phase_noise(kind: str, dev, temperature_k: float, offset_hz, *, flicker: bool = True) -> np.ndarray:
+def phase_noise(dev, temperature_k: float, offset_hz, *, flicker: bool = True) -> np.ndarray:
     """L(f_m) [dBc/Hz] of the device ``dev`` (from :func:`operating_point`) at offsets ``offset_hz``: the
-    thermal diffusion's Lorentzian line (Demir 2000) plus, for rings and ``flicker``, the 1/f³ part of the
-    flicker current noise through the PPV's cycle average (:mod:`hw_models.flicker`, corner assumed 1 MHz)."""
-    from hw_models.flicker import cmos_65nm_flicker, phase_noise_dbc_hz, ring_flicker_coefficient
+    thermal diffusion's Lorentzian line (Demir 2000) plus, with ``flicker``, the 1/f³ part of the flicker
+    current noise where the device models it (:meth:`~hw_models.devices.Oscillator.flicker_phase_coefficient`:
+    a ring's through the PPV's cycle average, :mod:`hw_models.flicker`, corner assumed 1 MHz)."""
+    from hw_models.flicker import phase_noise_dbc_hz
 
-    A = 0.0
-    if kind == "ring" and flicker:
-        A = ring_flicker_coefficient(dev.params, cmos_65nm_flicker())["A_rad2_per_s2"]
+    A = dev.flicker_phase_coefficient() if flicker else 0.0
     return phase_noise_dbc_hz(dev.diffusion(temperature_k), offset_hz, A, lorentzian=True)
 
 
-def device_report(kind: str, params, temperature_k: float, offset_hz: float = 1e6, *, preset: str = "custom") -> dict:
+def device_report(params, temperature_k: float, offset_hz: float = 1e6, *, preset: str = "custom") -> dict:
     """Every figure of ``oscsim device`` at one operating point (``temperature_k``): see :func:`operating_point`.
 
     Returns
     -------
     dict
-        ``frequency_hz`` (= ``f0_hz``), ``power_w``, ``energy_per_cycle_j``, ``phase_diffusion_rad2_per_s``,
-        ``linewidth_fwhm_hz`` (D/2π), ``phase_noise_at_offset_dbc_hz`` and the ``phase_noise_dbc_hz`` table
-        (one function), drift slopes at T, the kind's amplitude figure and ``realism_models`` (which models).
+        ``kind``, ``frequency_hz`` (= ``f0_hz``), ``power_w``, ``energy_per_cycle_j``,
+        ``phase_diffusion_rad2_per_s``, ``linewidth_fwhm_hz`` (D/2π), ``phase_noise_at_offset_dbc_hz`` and the
+        ``phase_noise_dbc_hz`` table (one function), and the device's own figures
+        (:meth:`~hw_models.devices.Oscillator.report_figures`: drift slopes at T, amplitude, ``realism_models``).
     """
+    from hw_models.devices import device_for
+
     T = float(temperature_k)
-    dev = operating_point(kind, params, T)
+    nominal = device_for(params)
+    dev = nominal.at_temperature(T)
     f0 = dev.frequency()
     D = dev.diffusion(T)
     offs = np.array(PN_OFFSETS_HZ)
-    out = {"kind": kind, "preset": preset, "temperature_k": T, "frequency_hz": f0, "f0_hz": f0,
+    out = {"kind": dev.kind, "preset": preset, "temperature_k": T, "frequency_hz": f0, "f0_hz": f0,
            "power_w": dev.power(), "energy_per_cycle_j": dev.power() / f0, "phase_diffusion_rad2_per_s": D,
            "linewidth_fwhm_hz": D / (2 * math.pi), "phase_noise_offset_hz": float(offset_hz),
-           "phase_noise_at_offset_dbc_hz": float(phase_noise(kind, dev, T, offset_hz)),
+           "phase_noise_at_offset_dbc_hz": float(phase_noise(dev, T, offset_hz)),
            "phase_noise_dbc_hz": dict(zip([f"{int(f)}" for f in PN_OFFSETS_HZ],
-                                          map(float, phase_noise(kind, dev, T, offs))))}
-    if kind == "ring":
-        from hw_models import pvt
-        from hw_models.flicker import cmos_65nm_flicker, ring_flicker_coefficient
-
-        fl = cmos_65nm_flicker()
-        lc = dev.limit_cycle()
-        out.update({
-            "df0_dT_hz_per_k": pvt.ring_df0_dT(params, T), "df0_dvdd_hz_per_v": pvt.ring_df0_dvdd(params, T),
-            "k_vt_v_per_k": pvt.vt_temperature_coefficient(params, T), "flicker_corner_hz": fl.corner_hz,
-            "phase_noise_1_f3_corner_hz": ring_flicker_coefficient(dev.params, fl)["corner_1_f3_hz"],
-            "amplitude_v_pp": float(lc.x[:, 0].max() - lc.x[:, 0].min()),
-            "realism_models": "every figure at T: the circuit with ngspice's level-1 temperature law (hw_models.pvt) "
-                              "and thermal noise at T; f0, power and amplitude from its limit cycle; phase noise: ISF "
-                              "diffusion + flicker through the PPV's cycle average (hw_models.flicker, corner assumed "
-                              "1 MHz)",
-        })
-    elif kind == "stno":
-        from hw_models.pvt import stno_df0_dT
-        from hw_models.stno import stno_power_p0, stno_relaxation_rate
-
-        p0 = stno_power_p0(dev.params)
-        out.update({
-            "df0_dT_hz_per_k": 0.0, "df0_dvdd_hz_per_v": None, "flicker_corner_hz": None,
-            "amplitude_relaxation_s": 1.0 / stno_relaxation_rate(dev.params), "power_p0": p0,
-            "amplitude_sqrt_p0": math.sqrt(p0),
-            "realism_models": f"df0/dT {stno_df0_dT(dev.params)['note']}; current-biased (no supply voltage: df0/dVDD "
-                              "undefined); flicker not modelled; phase noise: the thermal diffusion's Lorentzian",
-        })
-    else:
-        out.update({"df0_dT_hz_per_k": 0.0, "df0_dvdd_hz_per_v": None, "flicker_corner_hz": None, "amplitude": 1.0,
-                    "realism_models": "ideal oscillator: no temperature, supply or flicker dependence of f0; its "
-                                      "diffusion is the preset's at 300 K scaled with T (assumed)"})
+                                          map(float, phase_noise(dev, T, offs))))}
+    out.update(nominal.report_figures(T))
     return out
 
 
 def run(args: argparse.Namespace) -> int:
     name, params = _preset(args.kind, args.preset, args.stages)
     T = float(args.temperature)
-    out = device_report(args.kind, params, T, args.offset_hz, preset=name)
+    out = device_report(params, T, args.offset_hz, preset=name)
     if args.plot:
-        out["plots"] = [str(p) for p in device_plots(args.kind, params, T, args.plot, preset=name)]
+        out["plots"] = [str(p) for p in device_plots(params, T, args.plot, preset=name)]
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -145,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def device_plots(kind: str, params, temperature_k: float, plot_dir, *, preset: str = "custom") -> list:
+def device_plots(params, temperature_k: float, plot_dir, *, preset: str = "custom") -> list:
     """The waveform and the phase noise L(f_m) of the device at ``temperature_k`` (the operating point of
     :func:`device_report`), saved as PNG in ``plot_dir``. Returns the paths."""
     import matplotlib
@@ -156,23 +124,11 @@ def device_plots(kind: str, params, temperature_k: float, plot_dir, *, preset: s
     from oscsim import plotting
 
     T = float(temperature_k)
-    dev = operating_point(kind, params, T)
-    f0 = dev.frequency()
+    dev = operating_point(params, T)
+    kind, f0 = dev.kind, dev.frequency()
     os.makedirs(plot_dir, exist_ok=True)
     where = f"{kind} {preset}, {T:g} K"
-    if kind == "ring":
-        lc = dev.limit_cycle()
-        t, v, ylab = lc.theta / (2 * math.pi * f0), lc.x, "node voltage [V]"
-        names = [f"node {k}" for k in range(v.shape[1])]
-    elif kind == "stno":
-        from hw_models.stno import simulate_stno
-
-        sol = simulate_stno(dev.params, 3 / f0, save_every=1)
-        t, v, ylab = np.asarray(sol.ts), np.asarray(sol.ys)[:, 0, :].real, "Re c, complex amplitude [1]"
-        names = None
-    else:
-        t = np.linspace(0, 3 / f0, 300)
-        v, ylab, names = np.sin(2 * math.pi * f0 * t)[:, None], "signal [rel.]", None
+    t, v, ylab, names = dev.waveform()
     ft, tu = plotting.si_scale(t, "s")
     fig, ax = plotting.figure(width=5.6, height=3.2)
     for k in range(v.shape[1]):
@@ -187,11 +143,12 @@ def device_plots(kind: str, params, temperature_k: float, plot_dir, *, preset: s
     plt.close(fig)
     fm = np.logspace(3, 9, 200)
     fig, ax = plotting.figure(width=5.6, height=3.6)
-    ax.semilogx(fm, phase_noise(kind, dev, T, fm), lw=1.6, label="thermal + flicker" if kind == "ring" else "thermal")
-    if kind == "ring":
-        ax.semilogx(fm, phase_noise(kind, dev, T, fm, flicker=False), "--", lw=1.2, label="thermal only")
+    has_flicker = dev.flicker_phase_coefficient() > 0
+    ax.semilogx(fm, phase_noise(dev, T, fm), lw=1.6, label="thermal + flicker" if has_flicker else "thermal")
+    if has_flicker:
+        ax.semilogx(fm, phase_noise(dev, T, fm, flicker=False), "--", lw=1.2, label="thermal only")
     pts = np.array(PN_OFFSETS_HZ)
-    ax.plot(pts, phase_noise(kind, dev, T, pts), "o", color="k", ms=4, label="table of --json")
+    ax.plot(pts, phase_noise(dev, T, pts), "o", color="k", ms=4, label="table of --json")
     plotting.log_ticks(ax, "x")
     ax.set_xlabel("offset f_m [Hz]")
     ax.set_ylabel("L(f_m) [dBc/Hz]")

@@ -1,8 +1,9 @@
 """Free functions of the device interface, kept for users; each delegates to the device object.
 
-The logic lives once, in :mod:`hw_models.devices` (``RingOscillator``, ``SpinTorqueOscillator``,
-``IdealOscillator``); these functions take a params dataclass, build (and cache) its object with
-:func:`hw_models.devices.device_for` and call the method. See docs/devices.md.
+The logic lives once, in :mod:`hw_models.devices` (one module per device: ``RingOscillator``,
+``SpinTorqueOscillator``, ``IdealOscillator``, and any registered one); these functions take a params
+dataclass, build (and cache) its object with :func:`hw_models.devices.device_for` and call the method. See
+docs/devices.md.
 """
 
 from __future__ import annotations
@@ -36,17 +37,11 @@ def phase_noise_dbc_hz(params, offset_hz) -> np.ndarray:
 def coupling_function(params, coupler=None, *, beta_rad: float = 0.0, n_harmonics: int = 8):
     """H(Δ) = offset + Σ a_m sin mΔ + b_m cos mΔ [rad/s] (``device_for(params).coupling_function(coupler)``).
 
-    Ring: ``coupler`` a coupler object (default: the 20 kΩ resistor preset). STNO: the coupling rate Ω [1/s]
-    with phase ``beta_rad``. Ideal: a strength in rad/s (default 1).
+    ``coupler``: the device's coupler (ring: a coupler object, default the 20 kΩ resistor preset; STNO: the
+    coupling rate Ω [1/s], with phase ``beta_rad``; ideal: a strength in rad/s, default 1). ``n_harmonics``:
+    harmonics kept where H is computed numerically (the ring's), closed forms keep their own.
     """
-    dev = device_for(params)
-    if dev.kind == "ring":
-        return dev.coupling_function(coupler, n_harmonics=n_harmonics)
-    if dev.kind == "stno":
-        if coupler is None or not np.isscalar(coupler):
-            raise ValueError("for an STNO, coupler must be the coupling rate Ω [1/s] (a float)")
-        return dev.coupling_function(coupler, beta_rad=beta_rad)
-    return dev.coupling_function(coupler)
+    return device_for(params).coupling_function(coupler, beta_rad=beta_rad, n_harmonics=n_harmonics)
 
 
 def power(params, coupler=None, n_couplers: int = 0) -> float:
@@ -64,6 +59,5 @@ def energy_per_cycle(params, coupler=None, n_couplers: int = 0) -> float:
 
 
 def draw_mismatch(params, n: int, seed, *, method: str = "linear") -> DeviceInstances:
-    """n instances with mismatch (``device_for(params).draw_instances(n, seed)``)."""
-    dev = device_for(params)
-    return dev.draw_instances(n, seed, method=method) if dev.kind == "ring" else dev.draw_instances(n, seed)
+    """n instances with mismatch (``device_for(params).draw_instances(n, seed, method=method)``)."""
+    return device_for(params).draw_instances(n, seed, method=method)

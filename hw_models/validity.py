@@ -28,10 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MacromodelValidityWarning", "MAP_PATH", "locking_point", "increment_point", "load_validity_map",
+__all__ = ["MacromodelValidityWarning", "DeviceSizingWarning", "MAP_PATH", "locking_point", "increment_point", "load_validity_map",
            "valid_kappa_limit", "check_operating_point"]
 
 MAP_PATH = Path(__file__).parent / "data" / "macromodel_validity.json"
+
+
+class DeviceSizingWarning(UserWarning):
+    """A chip sizes its devices (``device_node_nm``) outside the range where the device model was stated
+    (:meth:`hw_models.devices.Oscillator.sizing_check`; docs/devices.md, "Sizing")."""
 
 
 class MacromodelValidityWarning(UserWarning):

@@ -19,7 +19,6 @@ from .config_modes import (NODE_FLAVORS, NODE_RANGE_NM, SCHEDULES, AnalogScores,
 from .periphery.injection import InjectionConfig
 
 __all__ = [
-    "DEVICES",
     "CouplingConfig",
     "ReadoutConfig",
     "SSAConfig",
@@ -40,12 +39,6 @@ __all__ = [
     "config_from_dict",
 ]
 
-#: Device presets a chip can be built from. ``ring-circuit`` runs every Kuramoto layer as node-voltage SDEs of
-#: its rings and transconductance couplers (:mod:`mapping.backends.circuit`; SSA is refused on it);
-#: ``ring-macromodel`` the phase macromodel of the same rings; ``ideal`` is a pure Kuramoto phase oscillator.
-DEVICES = ("ideal", "ring-macromodel", "ring-circuit", "spin-torque")
-NODE_NOISE_DEVICES = ("ring-circuit",)
-"""Devices simulated at node level, where a flicker (1/f) current process exists (``flicker = true``)."""
 RESPONSES = ("cosine", "triangular")
 SSA_MODES = ("pairwise", "collective")
 NORM_REFERENCES = ("chip", "closed-form")
@@ -239,8 +232,12 @@ class ChipConfig:
 
     Attributes
     ----------
-    device : {'ideal', 'ring-macromodel', 'ring-circuit', 'spin-torque'}
-        Device preset implementing the oscillators.
+    device : str
+        The chip device implementing the oscillators, a name registered in :mod:`hw_models.devices`
+        (:func:`~hw_models.devices.device_names`): ``ideal`` (a pure Kuramoto phase oscillator),
+        ``ring-macromodel`` (the 65 nm rings' phase macromodel), ``ring-circuit`` (every Kuramoto layer as
+        node-voltage SDEs of the same rings and their transconductance couplers, :mod:`mapping.backends.circuit`;
+        SSA is refused on it), ``spin-torque``, or a plug-in's.
     f0_hz : float or None
         Nominal oscillation frequency [Hz]; None: the preset's.
     temperature_k : float
@@ -276,11 +273,21 @@ class ChipConfig:
         processes per node) integrated with the node SDEs (:mod:`mapping.backends.circuit`). Default false, as the
         macromodel chips, which have no flicker process.
     node_nm : float
-        CMOS technology node [nm] of the whole chip: the ring oscillators (their circuit ported to the node,
-        :meth:`hw_models.technology.TechnologyNode.ring`), couplers, converters, SRAM, wires, the digital
-        periphery and leakage scale with it (:mod:`hw_models.technology`; fits 7–180 nm, 65, 45, 28, 22, 16 and
+        CMOS technology node [nm] of the chip's logic: the ring oscillators unless ``device_node_nm`` sizes
+        them apart (their circuit ported to the node, :meth:`hw_models.technology.TechnologyNode.ring`), couplers,
+        converters, SRAM, wires, the digital periphery and leakage scale with it (:mod:`hw_models.technology`; fits 7–180 nm, 65, 45, 28, 22, 16 and
         7 nm tabulated or interpolated; outside the fits a warning). 65: the node of the cited ring chips
         [Lo23, Moy22, Ahm21] and of the ring model card.
+    device_node_nm : float or None
+        The sizing of the oscillators and couplers: the CMOS node [nm] their circuit is drawn at, apart from the
+        logic node ``node_nm`` of the periphery, SRAM and converters (docs/devices.md, "Sizing"). A ring's
+        circuit is the 65 nm model card ported to this node (:meth:`hw_models.devices.Oscillator.at_node`), so
+        its f₀, power, phase noise (kT/C through the PPV/ISF) and mismatch (Pelgrom on its gate area) follow
+        from the circuit model; its inverters, load capacitors and the couplers' unit cells are drawn at it,
+        their configuration latches at ``node_nm``. At least ``node_nm`` (a die draws no device finer than its
+        own node); 65 on a 28 nm die: the ring at its card's size. None (default): ``node_nm`` (every ring
+        shrunk with the logic, the rule before this field). Devices without a CMOS model card (ideal,
+        spin-torque) have no sizing.
     context_tokens : int or None
         The workload's context length T [tokens]: the arrays are built for it and a run's windows hold it (the
         Kuramoto model's positions are rotations ω t, defined at any t, so a model runs past the length it was
@@ -317,6 +324,7 @@ class ChipConfig:
     stno_model: str = "auto"
     flicker: bool = False
     node_nm: float = 65.0
+    device_node_nm: float | None = None
     node_flavor: str = "LP"
     context_tokens: int | None = None
     coupling: CouplingConfig = field(default_factory=CouplingConfig)
@@ -328,13 +336,29 @@ class ChipConfig:
     scores: DigitalScores | AnalogScores = field(default_factory=DigitalScores)
     decode: ReinjectedKeys | HeldKeys = field(default_factory=ReinjectedKeys)
 
+    @property
+    def sizing_node_nm(self) -> float:
+        """The node [nm] the oscillators and couplers are drawn at: ``device_node_nm``, else ``node_nm``."""
+        return self.node_nm if self.device_node_nm is None else self.device_node_nm
+
     def __post_init__(self):
-        _check_choice("device", self.device, DEVICES)
+        from hw_models.devices.registry import device_names, device_spec
+
+        _check_choice("device", self.device, device_names())
         node = _check_pos("node_nm", self.node_nm)
         if not NODE_RANGE_NM[0] <= node <= NODE_RANGE_NM[1]:
             raise ValueError(f"node_nm must be in [{NODE_RANGE_NM[0]:g}, {NODE_RANGE_NM[1]:g}] nm (the technology "
                              f"fits cover 7-180 nm), got {self.node_nm!r}")
         object.__setattr__(self, "node_nm", node)
+        if isinstance(self.device_node_nm, str) and self.device_node_nm.lower() == "none":
+            object.__setattr__(self, "device_node_nm", None)
+        if self.device_node_nm is not None:
+            dn = _check_pos("device_node_nm", self.device_node_nm)
+            if not max(node, NODE_RANGE_NM[0]) <= dn <= NODE_RANGE_NM[1]:
+                raise ValueError(f"device_node_nm must be in [node_nm = {node:g}, {NODE_RANGE_NM[1]:g}] nm (a die draws "
+                                 f"no device finer than its own node) or 'none' (the logic node), got "
+                                 f"{self.device_node_nm!r}")
+            object.__setattr__(self, "device_node_nm", dn)
         _check_choice("node_flavor", self.node_flavor, NODE_FLAVORS)
         if isinstance(self.context_tokens, str) and self.context_tokens.lower() == "none":
             object.__setattr__(self, "context_tokens", None)
@@ -361,8 +385,9 @@ class ChipConfig:
         object.__setattr__(self, "trim_bits", _check_bits("trim_bits", self.trim_bits))
         _check_choice("norm_reference", self.norm_reference, NORM_REFERENCES)
         _check_choice("stno_model", self.stno_model, ("auto", "phase", "amplitude"))
-        if self.flicker and self.device not in NODE_NOISE_DEVICES:
-            raise ValueError(f"flicker = true is simulated at circuit level only (device = 'ring-circuit'); the "
+        if self.flicker and not device_spec(self.device).node_noise:
+            at_node = " or ".join(repr(n) for n in device_names() if device_spec(n).node_noise)
+            raise ValueError(f"flicker = true is simulated at circuit level only (device = {at_node}); the "
                              f"{self.device!r} chip has no flicker process (set flicker = false)")
         if isinstance(self.calibration_temperature_k, str) and self.calibration_temperature_k.lower() == "none":
             object.__setattr__(self, "calibration_temperature_k", None)

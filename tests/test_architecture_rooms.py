@@ -32,9 +32,10 @@ ALLOWED_BIG_MODULES: dict[str, str] = {}
 def _vocabulary() -> tuple[set[str], set[str]]:
     """(names nothing outside the backends compares with, the subset hw_models must not compare with either)."""
     from mapping.chip import KINDS, LAYER_KINDS
-    from mapping.config import DEVICES, SSA_MODES
+    from hw_models.devices import BUILTIN_DEVICES
+    from mapping.config import SSA_MODES
 
-    chip_names = set(DEVICES) | set(LAYER_KINDS) | set(KINDS)
+    chip_names = set(BUILTIN_DEVICES) | set(LAYER_KINDS) | set(KINDS)
     return chip_names | set(SSA_MODES) | {"ring", "stno"}, chip_names
 
 

@@ -11,7 +11,7 @@ import pytest
 from hw_models.technology import REFERENCE_NODE, TechnologyExtrapolationWarning, TechnologyNode, chip_node
 from mapping import ChipConfig, compile, energy_report
 from mapping.energy import constants as ec
-from mapping.energy.area import coupler_area_um2
+from hw_models.devices import make_device
 
 from _chips import seeded_kuramoto
 
@@ -48,7 +48,7 @@ def test_published_tables_used_by_the_area_model():
     for node, cell in ((65, 0.52), (45, 0.346), (28, 0.127), (22, 0.092), (16, 0.074), (7, 0.027)):
         assert TechnologyNode(node_nm=node).sram_cell_area().value == cell
     n7 = chip_node(7)
-    assert coupler_area_um2(6, n7) == pytest.approx((6 * 0.027 + 63 * 1.0 / 25) * 1.5)
+    assert make_device("ring", "cmos_65nm").coupler_area_um2(6, n7)[0] == pytest.approx((6 * 0.027 + 63 * 1.0 / 25) * 1.5)
     # [Hor14] int16 MAC (adder 67 + multiplier 1001 um^2 at 45 nm) carried to 65 nm by the [SB17] table (row 65:
     # the 45 nm area is 0.66 of the 65 nm one)
     assert ec.mac_area_um2("int16") == pytest.approx((67 + 1001) / 0.66)

@@ -10,7 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mapping import ChipConfig, compile
-from mapping.energy.area import coupler_area_um2, ring_area_um2
+from hw_models.devices import make_device
+from hw_models.layout import ring_area_um2
+from hw_models.technology import REFERENCE_NODE
 from mapping.energy import ChipEnergySpec, chip_energy_per_token, energy_report, gpu_energy_per_token, \
     measure_gpu_energy
 
@@ -142,8 +144,9 @@ def test_report_headline_bounds_whole_model_and_area(chip):
 
 def test_area_cells_by_hand():
     # coupler: b latches of 0.52 µm² + (2^b − 1) unit gates of 1 µm², x 1.5 wiring
-    assert coupler_area_um2(6) == pytest.approx((6 * 0.52 + 63 * 1.0) * 1.5)
-    assert coupler_area_um2(None) == pytest.approx((8 * 0.52 + 255) * 1.5)
+    ring = make_device("ring", "cmos_65nm")
+    assert ring.coupler_area_um2(6, REFERENCE_NODE)[0] == pytest.approx((6 * 0.52 + 63 * 1.0) * 1.5)
+    assert ring.coupler_area_um2(None, REFERENCE_NODE)[0] == pytest.approx((8 * 0.52 + 255) * 1.5)
     # ring: 5 x (1.5 µm² inverter + 20 fF / 10 fF/µm²) + 8-bit trim DAC + injection gate
     assert ring_area_um2(5, 20e-15, 8) == pytest.approx(5 * (1.5 + 2.0) + 8 * 0.52 + 255 + 1)
     with pytest.raises(ValueError, match="n_stages"):

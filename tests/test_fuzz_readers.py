@@ -12,8 +12,9 @@ import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from hw_models.devices import BUILTIN_DEVICES
 from mapping import ChipConfig, Quantiser, compile, load_chip
-from mapping.config import (DEVICES, NORM_REFERENCES, PHASE_CORRECTIONS, RESPONSES, SSA_MODES, CouplingConfig,
+from mapping.config import (NORM_REFERENCES, PHASE_CORRECTIONS, RESPONSES, SSA_MODES, CouplingConfig,
                             ReadoutConfig, SSAConfig, config_from_dict, config_to_dict, load_config)
 
 from _chips import saved_chip, seeded_kuramoto
@@ -27,7 +28,7 @@ pos = st.floats(1e-3, 1e3, allow_nan=False)
 
 configs = st.builds(
     ChipConfig,
-    device=st.sampled_from(DEVICES),
+    device=st.sampled_from(BUILTIN_DEVICES),
     f0_hz=st.one_of(st.none(), st.floats(1e6, 1e11)),
     temperature_k=st.floats(1.0, 1000.0),
     noise=st.booleans(), mismatch=st.booleans(), mismatch_seed=st.integers(0, 2**31),

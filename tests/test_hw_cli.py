@@ -79,7 +79,7 @@ def test_devices_without_a_temperature_coefficient_move_only_their_noise(kind, p
 
     name, params = _preset(kind, None, 5)
     assert name == preset
-    lo, hi = (device_report(kind, params, T, 1e10, preset=name) for T in (300.0, 350.0))
+    lo, hi = (device_report(params, T, 1e10, preset=name) for T in (300.0, 350.0))
     assert hi["frequency_hz"] == lo["frequency_hz"] == hi["f0_hz"] and hi["power_w"] == lo["power_w"]
     assert hi["phase_diffusion_rad2_per_s"] / lo["phase_diffusion_rad2_per_s"] == pytest.approx(350 / 300, rel=1e-12)
     assert hi["phase_noise_at_offset_dbc_hz"] - lo["phase_noise_at_offset_dbc_hz"] == pytest.approx(

@@ -10,16 +10,16 @@ import pytest
 from mapping.backends import backend_for, registered, require_backend
 from mapping.backends.base import LayerBackend
 from mapping.backends.registry import _REGISTRY, register
-from mapping.config import DEVICES
+from hw_models.devices import BUILTIN_DEVICES
 
 
 def _chip(kind="kuramoto", device="ring-macromodel", ring=True, stno=None):
     return NS(layers=[NS(kind=kind)], config=NS(device=device),
-              device=NS(is_ring=ring, name=device), timebase={} if stno is None else {"stno": {"model": stno}})
+              device=NS(oscillator=NS(has_circuit=ring), name=device), timebase={} if stno is None else {"stno": {"model": stno}})
 
 
 @pytest.mark.parametrize("kind", ["kuramoto", "ssa-pairwise", "ssa1d-collective"])
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", BUILTIN_DEVICES)
 def test_every_layer_kind_on_every_device_has_one_backend_or_a_reason(kind, device):
     chip = _chip(kind, device, ring=device.startswith("ring"), stno="phase" if device == "spin-torque" else None)
     if kind != "kuramoto" and device == "ring-circuit":

@@ -222,8 +222,9 @@ def key_memory(chip):
 
 def runs_decode_pass(chip_kind: str, device: str) -> bool:
     """Whether a backend registered on ``device`` simulates the decode pass of ``chip_kind`` layers."""
-    from .registry import _REGISTRY
+    from .registry import _REGISTRY, runs_as
 
+    device = runs_as(device)
     return any(getattr(c, "decode_pass", False) and c.chip_kind == chip_kind
                for (_, dev), classes in _REGISTRY.items() if dev == device for c in classes)
 

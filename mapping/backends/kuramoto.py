@@ -46,10 +46,10 @@ def increment_estimate(dtheta, kappa_tau: float, offset: float, gain, Aq):
 
 
 def ring_only(what: str):
-    """A ``refuse(cls, chip)`` for backends that build CMOS ring circuits: ``what`` and the chip's device when it
-    is not a ring."""
+    """A ``refuse(cls, chip)`` for backends that build the device's node-voltage circuit: ``what`` and the chip's
+    device when it has none (:attr:`hw_models.devices.Oscillator.has_circuit`)."""
     def refuse(cls, chip) -> str | None:
-        return None if chip.device.is_ring else f"{what}; this chip's device is {chip.device.name!r}"
+        return None if chip.device.oscillator.has_circuit else f"{what}; this chip's device is {chip.device.name!r}"
 
     return refuse
 
@@ -152,11 +152,7 @@ class KuramotoBackend(LayerBackend):
     def macromodel_validity(self, chip, *, warn: bool = True, stacklevel: int = 2) -> dict | None:
         """Operating point κ/f₀ = coupling.fraction × the largest |receive gain| (a softmax row sums to 1), fan-in
         T − 1 (the last row's inputs, no self-coupler), checked against the macromodel's increment map."""
-        if not chip.device.is_ring:
-            return None
-        from hw_models.validity import check_operating_point
-
         cfg = chip.config
-        return check_operating_point(cfg.coupling.fraction * cfg.coupling.gain_range,
-                                     max(chip.layers[0].max_tokens - 1, 1), "increment", warn=warn,
-                                     stacklevel=stacklevel + 1)
+        return chip.device.oscillator.operating_point_check(
+            cfg.coupling.fraction * cfg.coupling.gain_range, max(chip.layers[0].max_tokens - 1, 1), "increment",
+            warn=warn, stacklevel=stacklevel + 1)

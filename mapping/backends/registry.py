@@ -9,7 +9,7 @@ outside this package compares a device or layer-kind name: the compiler asks :fu
 from __future__ import annotations
 
 __all__ = ["register", "backend_for", "backend_classes", "require_backend", "compile_records", "registered",
-           "describe_chip"]
+           "describe_chip", "runs_as"]
 
 _REGISTRY: dict[tuple[str, str], list[type]] = {}
 
@@ -32,9 +32,18 @@ def registered() -> dict[tuple[str, str], list[str]]:
     return {key: [c.name for c in classes] for key, classes in sorted(_REGISTRY.items())}
 
 
+def runs_as(device: str) -> str:
+    """The device name whose backends run ``device``: a chip device registered in :mod:`hw_models.devices` with
+    ``runs_as`` (a plug-in device simulated like a built-in one), else ``device`` itself (a ladder rung such as
+    'closed-form' or 'spice')."""
+    from hw_models.devices import device_names, device_spec
+
+    return device_spec(device).runs_as if device in device_names() else device
+
+
 def backend_classes(layer_kind: str, device: str) -> list[type]:
     """The backend classes registered for (layer kind, device), highest priority first ([] if none)."""
-    return list(_REGISTRY.get((layer_kind, device), ()))
+    return list(_REGISTRY.get((layer_kind, runs_as(device)), ()))
 
 
 def backend_for(chip, layer: int = 0, *, device: str | None = None):
@@ -81,7 +90,7 @@ def require_backend(chip_kind: str, device: str) -> None:
 
 def _on_device(device: str) -> list[type]:
     """The backend classes registered on ``device`` (any layer kind), in registration-key order, once each."""
-    out = []
+    out, device = [], runs_as(device)
     for (_, d), classes in sorted(_REGISTRY.items()):
         if d == device:
             out += [c for c in classes if c not in out]

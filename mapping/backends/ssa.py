@@ -172,12 +172,8 @@ class SSABackend(LayerBackend):
 
     def macromodel_validity(self, chip, *, warn: bool = True, stacklevel: int = 2) -> dict | None:
         """Operating point κ/f₀ = coupling.fraction and fan-in 1, against the two-ring locking map."""
-        if not chip.device.is_ring:
-            return None
-        from hw_models.validity import check_operating_point
-
-        return check_operating_point(chip.config.coupling.fraction, 1, "locking", warn=warn,
-                                     stacklevel=stacklevel + 1)
+        return chip.device.oscillator.operating_point_check(chip.config.coupling.fraction, 1, "locking", warn=warn,
+                                                            stacklevel=stacklevel + 1)
 
     @staticmethod
     def _rate_steps(settings: SSASettings, rate) -> np.ndarray:

@@ -18,7 +18,7 @@ import importlib
 
 _EXPORTS = {
     "compile": "build", "coupling_rule": "coupling_rule", "ChipDevice": "device", "chip_device": "device",
-    "chip_device_from_dict": "device", "DEVICE_PRESETS": "device", "LayerResources": "resources",
+    "chip_device_from_dict": "device", "LayerResources": "resources",
     "layer_resources": "resources", "pass_events": "resources", "MODEL_KINDS": "layers", "trim": "mismatch",
     "check_fields_act": "inert", "inert_fields": "inert", "ScoreArray": "score_array",
     "build_score_array": "score_array",

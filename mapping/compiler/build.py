@@ -99,7 +99,9 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
     kind = model_kind(model)
     spec = model_kind_spec(kind)
     require_backend(kind, config.device)  # refused before any work when no backend runs it
-    dev = chip_device(config.device, f0_hz=config.f0_hz, node_nm=config.node_nm, flavor=config.node_flavor)
+    dev = chip_device(config.device, f0_hz=config.f0_hz, node_nm=config.sizing_node_nm, flavor=config.node_flavor)
+    if config.device_node_nm is not None:  # a stated sizing: warned where it leaves the device model's range
+        dev.oscillator.sizing_check(config.device_node_nm, stacklevel=2)
     check_fields_act(config, kind, model.config, dev)  # every field acts or is refused (mapping.compiler.inert)
     freq_sigma = dev.freq_spread_rel if config.mismatch else 0.0
     coup_sigma = (config.coupling.spread if config.coupling.spread is not None

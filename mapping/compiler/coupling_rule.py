@@ -46,7 +46,7 @@ def coupling_rule(config, device, kind: str = "kuramoto") -> dict:
         raise ValueError(f"device {device.name!r}: the {matrix} coupler's H has no positive first sine harmonic")
     mode = config.coupling.phase_correction
     if mode == "auto":
-        mode = "two-tap" if device.is_ring else "none"
+        mode = "two-tap" if device.oscillator.tap_nodes() > 1 else "none"
     rule = {"matrix": matrix, "coupler": _describe_coupler(cp), "phase_correction": mode, "taps": 1,
             "tap_node": 0, "tap_phase_rad": 0.0, "weights": [1.0],
             "a1_rad_s_per_coupler": a1, "offset_per_coupler": float(cf.offset_rad_s) / a1,
@@ -61,10 +61,10 @@ def coupling_rule(config, device, kind: str = "kuramoto") -> dict:
         rule["offset_negative_per_coupler"] = float(cn.offset_rad_s) / a1
     if mode == "none":
         return rule
-    if not device.is_ring:
-        raise ValueError(f"coupling.phase_correction = 'two-tap' needs a ring device (its nodes provide the phase "
-                         f"taps); the device is {device.name!r}")
-    n = int(device.oscillator.params.n_stages)
+    n = device.oscillator.tap_nodes()
+    if n < 2:
+        raise ValueError(f"coupling.phase_correction = 'two-tap' needs a device with phase taps (a ring's nodes); "
+                         f"the device is {device.name!r}")
     c0 = h_raw[:, 0] + 1j * h_raw[:, 1]
     if abs(c0[0].imag) < 1e-12 * abs(c0[0]):
         return rule

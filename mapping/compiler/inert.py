@@ -86,11 +86,8 @@ def _realism_why(config: ChipConfig, kind: str, device) -> dict:
         why.update({n: "injection.mode is 'ideal' (phases written exactly)" for n in _INJECTION[1:]})
     if not config.noise:
         why["flicker"] = "noise = false: flicker is a noise source of the circuit (it acts with noise = true)"
-    if device is not None and not device.is_stno:
-        why["stno_model"] = f"the {device.name!r} device has no amplitude model (spin-torque only)"
-    if device is not None and not device.is_ring:
-        why["calibration_temperature_k"] = (f"the {device.name!r} device has no cited temperature coefficient of f0 "
-                                            f"(no drift between calibration and run)")
+    if device is not None:
+        why.update(device.oscillator.inert_fields(device.name))
     return why
 
 

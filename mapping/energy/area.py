@@ -8,12 +8,13 @@ reproduced here, so these areas are NOT checked against a measured layout). Repo
 clock model (:mod:`mapping.energy.chip_terms`) takes its wire lengths from the array pitch computed here and
 the leakage its die area.
 
-- ring (CMOS): n_stages × (inverter + load capacitor C_load / MOS-cap density) + trim DAC (trim_bits latches +
-  binary-weighted unit gates) + injection switch (one unit gate);
-- spin-torque oscillator: pillar + its mA bias source;
-- coupler, b bits: b latches + (2^b − 1) unit transmission gates (binary-weighted conductance), × wiring
-  overhead; an analog (unquantised) coupler is charged as 8 bits (assumed);
-- readout channel: phase detector with hold capacitor; one ADC per ``[array] channels_per_adc`` channels;
+- oscillator, coupler and phase detector: asked of the chip's device object
+  (:meth:`hw_models.devices.Oscillator.area_um2`, ``coupler_area_um2``, ``detector_area_um2``, from the cell
+  figures of :mod:`hw_models.layout`): a CMOS ring is n_stages × (inverter + load capacitor C_load / MOS-cap
+  density) + trim DAC + injection switch, drawn at the device's own sizing node; a spin-torque oscillator its
+  pillar + mA bias source; a coupler of b bits b latches + (2^b − 1) unit gates × wiring overhead (analog: 8
+  bits, assumed); a detector its mixer and hold capacitor;
+- readout channel: the detector plus one ADC per ``[array] channels_per_adc`` channels;
 - analog-score mode: the score array (:mod:`mapping.compiler.score_array`): per unit k_h T rotated oscillators
   (the ring above, trimmed and injected), k_h T(T+1)/2 mixers (``mixer_um2``), T(T+1)/2 score channels (each its
   summing node, low-pass and hold charged as one detector cell) with one ADC per ``[array] channels_per_adc``,
@@ -33,52 +34,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hw_models import layout
+from hw_models.layout import ANALOG_BITS
+
 from . import constants as ec
 from .constants import AREA
 
-__all__ = ["AreaModel", "ring_area_um2", "coupler_area_um2", "readout_channel_area_um2", "chip_area",
-           "area_model", "score_array_area", "sram_area_mm2", "periphery_area_mm2", "ANALOG_BITS"]
-
-ANALOG_BITS = 8  # an unquantised coupler / readout is charged as 8 bits (assumed)
+__all__ = ["AreaModel", "chip_area", "area_model", "score_array_area", "sram_area_mm2", "periphery_area_mm2",
+           "ANALOG_BITS"]
 
 
 def _a(name: str, node=ec.REFERENCE_NODE) -> float:
-    """An :data:`AREA` figure [um^2] at ``node``: latches by the bitcell table, the rest by the area table."""
+    """An :data:`AREA` figure [um^2] at ``node``: latches by the bitcell table, the device cells by
+    :func:`hw_models.layout.cell_um2`, the rest by the area table."""
     if name == "sram_cell_um2":
         return node.sram_cell_area().value
-    if name == "mos_cap_f_per_um2":  # C x s_C on area x s_A: the capacitor keeps its share of the ported ring
-        return AREA[name].value * ec.at_node(1.0, node, "capacitance") / ec.at_node(1.0, node, "area")
+    if name in layout.DEVICE_AREA:
+        return layout.cell_um2(name, node)
     return ec.at_node(AREA[name].value, node, "area")
-
-
-def ring_area_um2(n_stages: int = 5, c_load_f: float = 20e-15, trim_bits: int | None = 8,
-                  node=ec.REFERENCE_NODE) -> float:
-    """Area of one CMOS ring with its trim DAC and injection switch [µm²] at ``node``."""
-    if n_stages < 3 or n_stages % 2 == 0:
-        raise ValueError(f"n_stages must be an odd integer >= 3, got {n_stages}")
-    tb = trim_bits or 0
-    stage = _a("inverter_um2", node) + c_load_f / _a("mos_cap_f_per_um2", node)
-    sw = _a("unit_switch_um2", node)
-    return n_stages * stage + tb * _a("sram_cell_um2", node) + (2**tb - 1) * sw * (tb > 0) + sw
-
-
-def stno_area_um2(node=ec.REFERENCE_NODE) -> float:
-    """Area of one spin-torque oscillator with its bias source [µm²] (the pillar does not scale with the CMOS
-    node; its bias transistor does)."""
-    return AREA["stno_pillar_um2"].value + _a("stno_bias_um2", node)
-
-
-def coupler_area_um2(bits: int | None, node=ec.REFERENCE_NODE) -> float:
-    """Area of one programmable coupler of ``bits`` bits [µm²] (None: analog, charged as 8 bits)."""
-    b = bits or ANALOG_BITS
-    if b < 1:
-        raise ValueError(f"bits must be >= 1, got {b}")
-    return (b * _a("sram_cell_um2", node) + (2**b - 1) * _a("unit_switch_um2", node)) * AREA["wiring_overhead"].value
-
-
-def readout_channel_area_um2(channels_per_adc: int = 64, node=ec.REFERENCE_NODE) -> float:
-    """Area of one phase-detector channel incl. its share of an ADC [µm²]."""
-    return _a("detector_um2", node) + _a("adc_um2", node) / channels_per_adc
 
 
 @dataclass(frozen=True)
@@ -100,47 +73,44 @@ def _node(chip):
     return chip_node(chip.config.node_nm, chip.config.node_flavor)
 
 
+def _device_node(chip):
+    """The node the chip's oscillators and couplers are drawn at (``device_node_nm``, else the logic node)."""
+    from hw_models.technology import chip_node
+
+    return chip_node(chip.config.sizing_node_nm, chip.config.node_flavor)
+
+
 def area_model(chip) -> AreaModel:
-    """The :class:`AreaModel` of a chip (device kind from its profile, bits from its config, the chip's node)."""
-    cfg, node = chip.config, _node(chip)
+    """The :class:`AreaModel` of a chip: every device cell asked of the chip's device object
+    (:meth:`hw_models.devices.Oscillator.area_um2`, ``coupler_area_um2``, ``detector_area_um2``), bits from its
+    config, the chip's node."""
+    cfg, node, dnode = chip.config, _node(chip), _device_node(chip)
+    osc_dev = chip.device.oscillator
     at = f" at {node.node_nm:g} nm (65 nm figures carried by hw_models.technology)" if node.node_nm != 65 else ""
-    if chip.device.is_stno:
-        osc, osrc = stno_area_um2(node), f"STNO pillar + bias: {AREA['stno_pillar_um2'].source}; " \
-                                         f"{AREA['stno_bias_um2'].source}"
-    else:
-        # the chip's own ring where the device object carries its params (else the 65 nm preset's 5 x 20 fF)
-        params = getattr(getattr(chip.device, "oscillator", None), "params", None)
-        n_st, c_l = int(getattr(params, "n_stages", 5)), float(getattr(params, "c_load_f", 20e-15))
-        if not chip.device.is_ring:
-            c_l = ec.at_node(c_l, node, "capacitance")
-        osc = ring_area_um2(n_st, c_l, trim_bits=cfg.trim_bits, node=node)
-        osrc = (f"{n_st} stages x (inverter {AREA['inverter_um2'].value} um^2 + {c_l * 1e15:.3g} fF / MOS-cap "
-                f"density) + {cfg.trim_bits}-bit trim DAC + injection switch: {AREA['inverter_um2'].source}; "
-                f"{AREA['mos_cap_f_per_um2'].source}")
-        if not chip.device.is_ring:
-            osrc = "ideal device charged as the ring at the chip's node (assumed): " + osrc
+    sized = "" if dnode.node_nm == node.node_nm else \
+        f" at the devices' sizing node {dnode.node_nm:g} nm (device_node_nm; latches at {node.node_nm:g} nm)"
+    osc, osrc = osc_dev.area_um2(dnode, cfg.trim_bits, latch_node=node)
+    cpa_um2, csrc = osc_dev.coupler_area_um2(cfg.coupling.bits, dnode, latch_node=node)
+    det_um2, dsrc = osc_dev.detector_area_um2(node)
     gb = cfg.coupling.gain_bits or ANALOG_BITS
-    cb = cfg.coupling.bits or ANALOG_BITS
     cpa = cfg.array.channels_per_adc
     return AreaModel(
-        oscillator_um2=osc, coupler_um2=coupler_area_um2(cfg.coupling.bits, node),
-        readout_um2=readout_channel_area_um2(cpa, node), detector_um2=_a("detector_um2", node),
+        oscillator_um2=osc, coupler_um2=cpa_um2,
+        readout_um2=det_um2 + _a("adc_um2", node) / cpa, detector_um2=det_um2,
         adc_um2=_a("adc_um2", node),
         gain_dac_um2=_dac_um2(gb, node),
         sources={
-            "oscillator_um2": osrc + at,
-            "coupler_um2": f"{cb} latches + {2 ** cb - 1} unit gates, x {AREA['wiring_overhead'].value} wiring: "
-                           f"{node.sram_cell_area().source}; {AREA['unit_switch_um2'].source}; "
-                           f"{AREA['wiring_overhead'].source}" + at,
-            "readout_um2": f"detector + 1/{cpa} ADC ([array] channels_per_adc): {AREA['detector_um2'].source}; "
+            "oscillator_um2": osrc + (sized or at),
+            "coupler_um2": csrc + (sized or at),
+            "readout_um2": f"detector + 1/{cpa} ADC ([array] channels_per_adc): {dsrc}; "
                            f"{AREA['adc_um2'].source}" + at,
             "gain_dac_um2": f"{gb}-bit receive-gain DAC per oscillator (latches + binary-weighted gates)" + at,
         })
 
 
 def _dac_um2(bits: int, node) -> float:
-    """A binary-weighted DAC of ``bits`` bits [µm²]: latches + (2^b − 1) unit gates."""
-    return bits * _a("sram_cell_um2", node) + (2**bits - 1) * _a("unit_switch_um2", node)
+    """A binary-weighted DAC of ``bits`` bits [µm²] (:func:`hw_models.layout.dac_area_um2`)."""
+    return layout.dac_area_um2(bits, node)
 
 
 def score_array_area(chip, sa) -> dict:

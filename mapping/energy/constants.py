@@ -38,9 +38,10 @@ import math
 from dataclasses import dataclass
 
 from hw_models.energy import E_BIT_WRITE_J
+from hw_models.layout import DEVICE_AREA
 from hw_models.technology import HOROWITZ_REFERENCE, REFERENCE_NODE, Figure, TechnologyNode
 
-__all__ = ["Figure", "COUPLER_WRITE_J_PER_BIT", "STNO_COUPLER_W", "SRAM_SOURCE", "BYTES", "HOROWITZ_45NM",
+__all__ = ["Figure", "COUPLER_WRITE_J_PER_BIT", "SRAM_SOURCE", "BYTES", "HOROWITZ_45NM",
            "HOROWITZ_45NM_AREA_UM2", "PRECISIONS", "GPU_PRECISIONS", "GPUSpec", "GPUS", "REFERENCE_NODE", "at_node",
            "mac_energy_j", "op_energy_j", "mac_area_um2", "sram_j_per_bit", "HBM_J_PER_BIT", "PERIPHERY_NODE_NM",
            "PERIPHERY_VDD_V", "ADC_FOM_J_PER_STEP", "C_UNIT_SWITCH_F", "R_DAC_DRIVER_OHM", "C_WIRE_F_PER_M",
@@ -160,21 +161,13 @@ C_DETECTOR_F = Figure(2e-15, "F", "assumed: switched capacitance of one XOR/mixe
 
 # -- layout areas (mapping.energy.area) ------------------------------------------------------------------------------
 AREA = {
-    "inverter_um2": Figure(1.5, "um^2", "assumed: a minimum 65 nm inverter with its wiring (order of a 65 nm "
-                           "standard-cell INVX1)"),
-    "mos_cap_f_per_um2": Figure(10e-15, "F/um^2", "assumed: thin-oxide MOS capacitor density at 65 nm"),
+    **DEVICE_AREA,  # the device cells (inverter, MOS cap, unit gate, wiring, detector, STNO): hw_models.layout
     "sram_cell_um2": Figure(0.52, "um^2", "assumed: 65 nm 6T SRAM/latch cell, about 0.5 um^2"),
-    "unit_switch_um2": Figure(1.0, "um^2", "assumed: one unit transmission gate of a binary-weighted DAC"),
-    "wiring_overhead": Figure(1.5, "1", "assumed: routing overhead on the cell sum of the coupler array"),
-    "detector_um2": Figure(15.0, "um^2", "assumed: XOR/mixer, 100 fF hold/low-pass capacitor and its switch"),
     "adc_um2": Figure(3000.0, "um^2", "assumed: 10-bit SAR ADC at 65 nm, about 0.003 mm^2 [Mur, order]"),
     "mixer_um2": Figure(4.0, "um^2", "assumed: one score mixer at 65 nm, a Gilbert-type cell of four minimum "
                         "switching transistors over a tail transistor with its wiring (about three inverters' "
                         "area); its output shares the score channel's summing node, filter and hold capacitor, "
                         "which are charged once per channel as one detector cell"),
-    "stno_pillar_um2": Figure(0.11, "um^2", "assumed: 375 nm diameter vortex MTJ pillar (order of [Tor17])"),
-    "stno_bias_um2": Figure(20.0, "um^2", "assumed: current source for the mA bias of one STNO (W ~ 12 um at "
-                            "65 nm) with its interconnect"),
 }
 
 
@@ -253,5 +246,3 @@ GPUS = {
                            "4.8 TB/s HBM3e, 50 MB L2, TSMC 4N (core 0.75 V assumed)"),
 }
 
-STNO_COUPLER_W = Figure(10e-6, "W", "assumed: one 65 nm transconductance amplifier per electrical STNO coupling "
-                        "(~8 uA from 1.2 V); hw_models has no STNO coupler dissipation")

@@ -1,14 +1,11 @@
 """Device power figures of the energy model, asked of the chip's :mod:`hw_models` objects: one coupler's static
-dissipation at full scale (cached on disk by :mod:`hw_models.derived_cache`: a ring's limit cycle takes seconds)
-and the mean oscillator power of the chip's instance draw.
+dissipation at full scale (the device caches it on disk, :mod:`hw_models.derived_cache`: a ring's limit cycle
+takes seconds) and the mean oscillator power of the chip's instance draw.
 """
 
 from __future__ import annotations
 
-from hw_models.derived_cache import cached_scalar
-
 from ..compiler.layers import model_kind_spec
-from . import constants as ec
 
 __all__ = ["coupler_static_power", "oscillator_power"]
 
@@ -16,7 +13,8 @@ _COUPLER_CACHE: dict = {}
 
 
 def coupler_static_power(device, kind: str = "kuramoto", node=None) -> tuple[float, str]:
-    """Static dissipation of one coupler at full scale [W] and its source.
+    """Static dissipation of one coupler at full scale [W] and its source, asked of the chip's device
+    (:meth:`hw_models.devices.Oscillator.coupler_static_power`).
 
     Parameters
     ----------
@@ -25,40 +23,24 @@ def coupler_static_power(device, kind: str = "kuramoto", node=None) -> tuple[flo
     kind : {'kuramoto', 'ssa'}
         The chip kind, whose coupling matrix the coupler realises (one-way signed, or symmetric).
     node : hw_models.technology.TechnologyNode, optional
-        The chip's node (default 65 nm): an ideal device is charged as the ring at this node.
+        The node the device is drawn at (default 65 nm): a device without a coupler circuit of its own is
+        charged as the ring's coupler at this node (assumed, stated in the source).
 
     Notes
     -----
-    With hw_models device objects (``device.coupler(matrix).power(oscillator)``) the chip's own coupler is asked;
-    otherwise ring levels use ``hw_models.coupler_power`` of the 65 nm ring preset with its resistive coupler.
-    Bidirectional couplers are charged at Δ = π/2 (the mean over uniformly spread phase differences for
-    near-sinusoidal node waveforms). Spin-torque electrical coupling without a coupler power: assumed
-    (:data:`mapping.energy.constants.STNO_COUPLER_W`). Every coupler is charged at full scale (an upper estimate).
+    The device's own coupler for the matrix where it has one (a ring's transconductor or resistor, bidirectional
+    ones at Δ = π/2; a spin-torque oscillator's assumed amplifier). Every coupler is charged at full scale (an
+    upper estimate).
     """
     from hw_models.technology import REFERENCE_NODE
 
     node = REFERENCE_NODE if node is None else node
     one_way = model_kind_spec(kind).one_way_couplers
-    name = device.name
-    ck = (name, kind, repr(device.oscillator), node.node_nm, node.flavor, node.vdd)
-    if ck in _COUPLER_CACHE:
-        return _COUPLER_CACHE[ck]
-    full = " at full scale (an upper estimate: a coupler programmed to w dissipates about w times this)"
-    osc = device.oscillator
-    if device.is_stno:
-        out = (ec.STNO_COUPLER_W.value, ec.STNO_COUPLER_W.source)
-    elif device.is_ring:  # the chip's own coupler for its matrix, asked directly
-        c = device.coupler(one_way)
-        p = cached_scalar(f"{name}:{kind}:{c!r}:{osc.params!r}", lambda: c.power(osc))
-        out = (p, f"hw_models {type(c).__name__}.power(device) of the chip's {kind} coupler" + full)
-    else:  # ideal devices: the ring's coupler of the same kind at the chip's node, assumed
-        ring = node.ring()
-        c = ring.coupler(one_way=one_way)
-        p = cached_scalar(f"ring:{kind}:{c!r}:{ring.params!r}", lambda: c.power(ring))
-        out = (p, f"{name} device charged as the {node.node_nm:g} nm ring's {type(c).__name__} (assumed): "
-                  f"hw_models {type(c).__name__}.power(device)" + full)
-    _COUPLER_CACHE[ck] = out
-    return out
+    device.coupler(one_way)  # the matrix is realisable (a ValueError naming one_way/sign otherwise)
+    ck = (device.name, kind, repr(device.oscillator), node.node_nm, node.flavor, node.vdd)
+    if ck not in _COUPLER_CACHE:
+        _COUPLER_CACHE[ck] = device.oscillator.coupler_static_power(one_way, node)
+    return _COUPLER_CACHE[ck]
 
 
 def oscillator_power(chip) -> float:

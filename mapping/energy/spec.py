@@ -228,7 +228,7 @@ class ChipEnergySpec:
         lm = chip.layers[0]
         T = int(T or lm.max_tokens)
         node = chip_node(cfg.node_nm, cfg.node_flavor)
-        pc, pc_src = coupler_static_power(dev, chip.kind, node)
+        pc, pc_src = coupler_static_power(dev, chip.kind, chip_node(cfg.sizing_node_nm, cfg.node_flavor))
         scores = LAYER_ENERGY[lm.kind].digital_scores  # Kuramoto: settle and readout windows, gain DACs, τ
         taus = ()
         if chip.model is not None and scores:

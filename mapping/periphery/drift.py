@@ -2,8 +2,9 @@
 
 The per-oscillator frequency trim (``trim_bits``, :func:`mapping.compiler.mismatch.trim`) is set at the calibration
 temperature against a fixed reference clock. At the run temperature every oscillator's f₀ has moved by the
-device's f₀(T_run)/f₀(T_cal) − 1 (ring devices: the circuit model with ngspice's level-1 temperature law,
-:func:`hw_models.pvt.ring_f0_hz`; spin-torque and ideal devices: no cited coefficient, 0), which adds to the
+device's f₀(T_run)/f₀(T_cal) − 1 (the device's ``frequency_at`` and ``drift_model``: a ring's circuit model
+with ngspice's level-1 temperature law, :func:`hw_models.pvt.ring_f0_hz`; devices without a cited coefficient
+0), which adds to the
 trim residual of each oscillator. Only this common-mode drift is modelled: the spread of df₀/dT across
 mismatched devices (second order in the mismatch) is not (stated in ``timebase['pvt']``).
 """
@@ -21,9 +22,5 @@ def temperature_drift(device, run_k: float, calibration_k: float) -> dict:
         return {"drift_rel": 0.0, "model": "trimmed at the run temperature"}
     osc = device.oscillator
     f_run, f_cal = osc.frequency_at(run_k), osc.frequency_at(calibration_k)
-    if device.is_ring:
-        model = ("circuit limit cycle with ngspice's level-1 temperature law (hw_models.pvt); common mode only, "
-                 "differential drift of mismatched devices not modelled")
-    else:
-        model = f"{osc.kind}: no cited temperature coefficient of f0 (no drift)"
-    return {"drift_rel": f_run / f_cal - 1.0, "f0_run_hz": f_run, "f0_calibration_hz": f_cal, "model": model}
+    return {"drift_rel": f_run / f_cal - 1.0, "f0_run_hz": f_run, "f0_calibration_hz": f_cal,
+            "model": osc.drift_model()}

@@ -322,15 +322,12 @@ def injection_energy_j(config, device, n_oscillators: float) -> dict:
     t = injection_time_s(config, device.f0_hz)
     osc = float(n_oscillators) * device.power_w * t
     drv, src = 0.0, "reference drivers not modelled for this device (only the oscillators' on-time is charged)"
-    if t > 0 and device.is_ring:
+    if t > 0:
         try:
-            import hw_models as hw
-            from hw_models.injection import ring_injection_current
-
-            ring = hw.cmos_65nm_ring()
-            cur = ring_injection_current(ring, config.injection.strength * device.f0_hz)
-            drv = float(n_oscillators) * cur["driver_power_w"] * t
-            src = cur["source"] + f"; I = {cur['amplitude_a']:.3g} A per ring"
+            cur = device.oscillator.injection_driver(config.injection.strength * device.f0_hz)
+            if cur is not None:
+                drv = float(n_oscillators) * cur["driver_power_w"] * t
+                src = cur["source"] + f"; I = {cur['amplitude_a']:.3g} A per oscillator"
         except Exception as exc:  # noqa: BLE001 - the device model may be unavailable: say so
             src = f"reference drivers not modelled ({type(exc).__name__}: {exc})"
     return {"oscillators_j": osc, "drivers_j": drv, "total_j": osc + drv,
