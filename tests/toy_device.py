@@ -67,7 +67,7 @@ class ToyOscillator(Oscillator):
     def with_frequency(self, f0_hz: float) -> "ToyOscillator":
         return self._rescaled(self.params.replace(f0_hz=float(f0_hz)), "f0_hz", "config f0_hz")
 
-    def area_um2(self, node, trim_bits):
+    def area_um2(self, node, trim_bits, *, latch_node=None):
         return self.params.cell_um2, "toy cell (a field of the params)"
 
     def coupler_static_power(self, one_way: bool, node=None):

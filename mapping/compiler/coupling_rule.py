@@ -63,8 +63,8 @@ def coupling_rule(config, device, kind: str = "kuramoto") -> dict:
         return rule
     n = device.oscillator.tap_nodes()
     if n < 2:
-        raise ValueError(f"coupling.phase_correction = 'two-tap' needs a device with phase taps (a ring's nodes); "
-                         f"the device is {device.name!r}")
+        raise ValueError(f"coupling.phase_correction = 'two-tap' needs a device with phase taps (a ring device's "
+                         f"nodes); the device is {device.name!r}")
     c0 = h_raw[:, 0] + 1j * h_raw[:, 1]
     if abs(c0[0].imag) < 1e-12 * abs(c0[0]):
         return rule
