@@ -13,7 +13,7 @@ from hw_models.validity import DeviceSizingWarning
 from mapping import ChipConfig, compile, energy_report
 from mapping.config import config_from_dict
 from mapping.design import design_spec_from_dict
-from mapping.design.spec import config_of
+from mapping.sweep.spec import config_with
 
 from _chips import seeded_kuramoto
 
@@ -91,5 +91,5 @@ def test_a_design_study_can_search_the_sizing():
         "tokens": {"windows": 1, "seq_len": 16},
         "space": {"node_nm": {"choice": [65, 28]}, "device_node_nm": {"choice": [65, 90, 130]}}})
     assert spec.distributions()["device_node_nm"].choices == (65, 90, 130)
-    cfg = config_of(spec.base, {"node_nm": 28, "device_node_nm": 90})
+    cfg = config_with(spec.base, {"node_nm": 28, "device_node_nm": 90})
     assert (cfg.node_nm, cfg.sizing_node_nm) == (28, 90)
