@@ -2,7 +2,8 @@
 ``python benchmarks/bundle_run.py RUN_DIR NAME``).
 
 :func:`bundle` loads and validates the run, refuses an unfinished one, re-saves its weights through
-:func:`~oscsim.train.checkpoint.save_checkpoint` (no optimizer state: a bundle is not resumed) and records
+:func:`~oscsim.train.checkpoint.save_checkpoint` (no optimizer state: a bundle is not resumed; ``config.json``
+gets the SHA-256 of the weights and of the model configuration, verified at every load) and records
 
 - ``command``: the ``oscsim train`` command that trained it (rebuilt from the run's settings);
 - ``source``: the run folder, the SHA-256 of its ``config.json`` and ``model.safetensors`` (the bundled weights

@@ -3,12 +3,19 @@
 A checkpoint is a folder holding ``config.json`` (format tag, model name and configuration, corpus, training
 settings and progress, metrics), ``model.safetensors`` and, for a run that can be resumed,
 ``optimizer.safetensors`` (the optimizer's tensors; its hyper-parameters live in ``config.json``).
+
+``config.json`` carries ``sha256``: the SHA-256 of the ``model.safetensors`` file's bytes and of the model's name
+and configuration (:func:`config_digest`), written by :func:`save_checkpoint` and verified by
+:func:`load_checkpoint` before a tensor is read: one flipped byte in the weights, or a configuration edited into
+another valid one, is refused (a flipped byte in a bundled checkpoint changed the closed-form BPC, 3.4641 ->
+3.4827, silently). A checkpoint written before digests (no ``sha256``) loads as before, unverified.
 Bundled checkpoints (``oscsim/checkpoints/<name>/``) are addressed by name: ``kuramoto-tiny``, ``ssa1d-tiny``,
 ``transformer-tiny``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -17,15 +24,25 @@ from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load as load_bytes
+from safetensors.torch import load_file, save
 
 from oscsim.nn.registry import build_model, config_from_dict, count_parameters, model_name
 
 __all__ = ["FORMAT", "bundled_checkpoints", "resolve_checkpoint", "save_checkpoint", "load_checkpoint",
-           "read_config", "save_optimizer", "load_optimizer"]
+           "read_config", "save_optimizer", "load_optimizer", "config_digest", "DIGEST_KEY"]
 
 FORMAT = "oscsim-checkpoint/1"
 CONFIG_FILE, MODEL_FILE, OPTIM_FILE = "config.json", "model.safetensors", "optimizer.safetensors"
+DIGEST_KEY = "sha256"  # {MODEL_FILE: hex digest of its bytes, "config": config_digest(meta)} in config.json
+
+
+def config_digest(meta: dict) -> str:
+    """Hex SHA-256 of a checkpoint's ``model`` and ``config`` (canonical JSON: sorted keys, no spaces): what
+    builds the model. Training progress, metrics and notes are not covered (they do not change the weights'
+    meaning)."""
+    text = json.dumps({"model": meta["model"], "config": meta["config"]}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def bundled_checkpoints() -> list[str]:
@@ -58,10 +75,13 @@ def _atomic_write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _atomic_save(tensors: dict, path: Path, metadata: dict | None = None) -> None:
+def _atomic_save(tensors: dict, path: Path, metadata: dict | None = None) -> str:
+    """Write the tensors as safetensors through a temporary file; returns the hex SHA-256 of the bytes written."""
+    data = save({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, metadata=metadata)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp), metadata=metadata)
+    tmp.write_bytes(data)
     os.replace(tmp, path)
+    return hashlib.sha256(data).hexdigest()
 
 
 def save_checkpoint(folder: str | os.PathLike, model: torch.nn.Module, info: dict) -> Path:
@@ -71,7 +91,8 @@ def save_checkpoint(folder: str | os.PathLike, model: torch.nn.Module, info: dic
     cfg = model.config
     meta = dict(info)
     meta.update(format=FORMAT, model=model_name(cfg), config=cfg.to_dict(), n_parameters=count_parameters(model))
-    _atomic_save(model.state_dict(), folder / MODEL_FILE, metadata={"format": FORMAT})
+    weights = _atomic_save(model.state_dict(), folder / MODEL_FILE, metadata={"format": FORMAT})
+    meta[DIGEST_KEY] = {MODEL_FILE: weights, "config": config_digest(meta)}
     _atomic_write_text(folder / CONFIG_FILE, json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return folder
 
@@ -89,6 +110,11 @@ def read_config(folder: str | os.PathLike) -> dict:
     for key in ("model", "config"):
         if key not in meta:
             raise ValueError(f"checkpoint config {str(path)!r} lacks the key {key!r}")
+    dig = meta.get(DIGEST_KEY)
+    if dig is not None and not (isinstance(dig, dict) and all(isinstance(dig.get(k), str) and len(dig[k]) == 64
+                                                               for k in (MODEL_FILE, "config"))):
+        raise ValueError(f"checkpoint config {str(path)!r}: {DIGEST_KEY!r} must hold the hex SHA-256 of "
+                         f"{MODEL_FILE!r} and of 'config', got {dig!r}")
     return meta
 
 
@@ -114,8 +140,9 @@ def load_checkpoint(name_or_path: str | os.PathLike, *, device: str | torch.devi
     FileNotFoundError
         Unknown name or missing files.
     ValueError
-        Corrupt JSON or tensors, a configuration that does not validate, tensors whose names or shapes do not
-        match the configuration, or non-finite weights.
+        Corrupt JSON or tensors, weights or a configuration that do not match the SHA-256 recorded in
+        ``config.json``, a configuration that does not validate, tensors whose names or shapes do not match the
+        configuration, or non-finite weights.
     """
     folder = resolve_checkpoint(name_or_path)
     meta = read_config(folder)
@@ -127,8 +154,16 @@ def load_checkpoint(name_or_path: str | os.PathLike, *, device: str | torch.devi
         model = build_model(cfg)
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise ValueError(f"checkpoint {str(folder)!r}: invalid model config in {CONFIG_FILE}: {exc}") from None
+    dig = meta.get(DIGEST_KEY)
+    if dig is not None and config_digest(meta) != dig["config"]:
+        raise ValueError(f"checkpoint {str(folder)!r}: the model configuration in {CONFIG_FILE} does not match its "
+                         f"recorded SHA-256 (edited after saving); refused")
     try:
-        tensors = load_file(str(folder / MODEL_FILE))
+        data = (folder / MODEL_FILE).read_bytes()
+        if dig is not None and hashlib.sha256(data).hexdigest() != dig[MODEL_FILE]:
+            raise ValueError(f"its SHA-256 is not the one recorded in {CONFIG_FILE} (the file was changed or "
+                             f"damaged after saving); refused")
+        tensors = load_bytes(data)
     except (SafetensorError, OSError, ValueError) as exc:
         raise ValueError(f"checkpoint weights {str(folder / MODEL_FILE)!r} are corrupt: {exc}") from None
     expected = model.state_dict()
