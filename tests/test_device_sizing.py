@@ -93,3 +93,13 @@ def test_a_design_study_can_search_the_sizing():
     assert spec.distributions()["device_node_nm"].choices == (65, 90, 130)
     cfg = config_with(spec.base, {"node_nm": 28, "device_node_nm": 90})
     assert (cfg.node_nm, cfg.sizing_node_nm) == (28, 90)
+
+
+def test_a_spin_torque_chip_is_costed_with_its_own_cell():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tiny chip's phase-reduction regime warning
+        rep = energy_report(compile(seeded_kuramoto(**MODEL), ChipConfig(device="spin-torque")))
+    assert rep["area"]["cells_um2"]["oscillator"] == pytest.approx(0.11 + 20.0)  # pillar + bias at 65 nm
+    assert rep["energy_per_token_chip_j"] > 0

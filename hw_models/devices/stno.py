@@ -132,9 +132,9 @@ class SpinTorqueOscillator(Oscillator):
         h1 = np.asarray(self.coupling_function(1.0, beta_rad=0.0).harmonics, dtype=float)[0]
         return math.atan2(h1[1], h1[0])
 
-    def area_um2(self, node, trim_bits: int | None) -> tuple[float, str]:
+    def area_um2(self, node, trim_bits: int | None, *, latch_node=None) -> tuple[float, str]:
         """Pillar + its mA bias source [µm²]: the pillar does not scale with the CMOS node, its bias transistor
-        does; no trim DAC is charged (f₀ is tuned by the bias current)."""
+        does; no trim DAC is charged (f₀ is tuned by the bias current), so no latch (``latch_node`` unused)."""
         ar = layout.DEVICE_AREA
         return (ar["stno_pillar_um2"].value + layout.cell_um2("stno_bias_um2", node),
                 f"STNO pillar + bias: {ar['stno_pillar_um2'].source}; {ar['stno_bias_um2'].source}")
