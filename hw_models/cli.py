@@ -149,7 +149,7 @@ def device_plots(params, temperature_k: float, plot_dir, *, preset: str = "custo
         ax.semilogx(fm, phase_noise(dev, T, fm, flicker=False), "--", lw=1.2, label="thermal only")
     pts = np.array(PN_OFFSETS_HZ)
     ax.plot(pts, phase_noise(dev, T, pts), "o", color="k", ms=4, label="table of --json")
-    plotting.log_ticks(ax, "x")
+    plotting.si_log_ticks(ax, "x", "Hz")  # "1 kHz" ... "1 GHz": each tick in its own SI prefix
     ax.set_xlabel("offset f_m [Hz]")
     ax.set_ylabel("L(f_m) [dBc/Hz]")
     ax.set_title(f"phase noise, {where}")

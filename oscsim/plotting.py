@@ -28,8 +28,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["RC", "style", "figure", "colorbar", "si_scale", "integer_ticks", "log_ticks", "save", "layout_problems",
-           "UNIT_PATTERN"]
+__all__ = ["RC", "style", "figure", "colorbar", "si_scale", "si_format", "integer_ticks", "log_ticks", "log_or_linear",
+           "si_log_ticks", "save", "layout_problems", "UNIT_PATTERN"]
 
 RC = {
     "figure.dpi": 110,
@@ -133,6 +133,13 @@ def si_scale(values, unit: str) -> tuple[float, str]:
     return 1.0 / scale, prefix + unit
 
 
+def si_format(value: float, unit: str, digits: int = 3) -> str:
+    """``value`` (in ``unit``) written with the SI prefix that keeps its number between 0.1 and 1000 (3.07e-9 J ->
+    "3.07 nJ"), to ``digits`` significant digits."""
+    f, u = si_scale([value], unit)
+    return f"{value * f:.{digits}g} {u}"
+
+
 def integer_ticks(ax, axis: str = "x") -> None:
     """Only whole numbers on ``axis`` ("x" or "y") of ``ax`` (bits, layers, heads, seeds)."""
     from matplotlib.ticker import MaxNLocator
@@ -147,6 +154,35 @@ def log_ticks(ax, axis: str = "x", max_decades: int = 6) -> None:
     a = ax.xaxis if axis == "x" else ax.yaxis
     a.set_major_locator(LogLocator(base=10, numticks=max_decades + 1))
     a.set_major_formatter(LogFormatterSciNotation())
+    a.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10) * 0.1, numticks=100))
+    a.set_minor_formatter(NullFormatter())
+
+
+def log_or_linear(ax, axis: str, values, max_decades: int = 6) -> bool:
+    """A log ``axis`` (:func:`log_ticks`) when the positive ``values`` span at least one decade, else a linear one.
+
+    Within less than a decade a log axis has no labelled decade in view (901-915 ns shows no tick number), so a
+    linear axis is the readable choice there. Returns whether the axis is logarithmic.
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    log = v.size > 0 and float(v.max()) >= 10.0 * float(v.min())
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log" if log else "linear")
+    if log:
+        log_ticks(ax, axis, max_decades)
+    else:
+        _apply_axes_style(ax)
+    return log
+
+
+def si_log_ticks(ax, axis: str, unit: str, max_decades: int = 6) -> None:
+    """A log ``axis`` whose tick labels carry each its own SI prefix and ``unit`` ("10 nJ", "100 nJ", "1 µJ"), so
+    every number stays between 0.1 and 1000 across decades; the data must be in the base ``unit``."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    a.set_major_locator(LogLocator(base=10, numticks=max_decades + 1))
+    a.set_major_formatter(FuncFormatter(lambda v, _pos: si_format(v, unit, 3) if v > 0 else ""))
     a.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10) * 0.1, numticks=100))
     a.set_minor_formatter(NullFormatter())
 
@@ -179,16 +215,85 @@ def _visible_text(t) -> bool:
 
 
 def _tick_labels(axis):
-    """The drawn major tick labels of an axis (those inside its view interval)."""
+    """The drawn tick labels of an axis, major and minor (those inside its view interval)."""
     lo, hi = sorted(axis.get_view_interval())
     out = []
-    for tick in axis.get_major_ticks():
+    for tick in list(axis.get_major_ticks()) + list(axis.get_minor_ticks()):
         loc = tick.get_loc()
         if loc is None or not (lo - 1e-9 * max(1.0, abs(lo)) <= loc <= hi + 1e-9 * max(1.0, abs(hi))):
             continue
         for lab in (tick.label1, tick.label2):
             if lab.get_visible() and lab.get_text().strip():
                 out.append(lab)
+    return out
+
+
+def _long_axis(ax, which: str) -> bool:
+    """Whether ``which`` ("x"/"y") of ``ax`` carries values: both axes of a plot, the long axis of a colourbar."""
+    if not _is_colorbar(ax):
+        return True
+    return (ax._colorbar.orientation == "vertical") == (which == "y")
+
+
+_SI_UNITS = "J|s|W|Hz|V|A|F"
+_SI_NUMBER = re.compile(rf"(?<![\w.,^{{])(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s?([fpnµumkMGT]?)({_SI_UNITS})(?![\w²³])")
+_AXIS_SI_UNIT = re.compile(rf"\[([fpnµumkMGT]?)({_SI_UNITS})(?:/[^\]]*)?\]")
+_MATH_POWER = re.compile(r"(?:([-\d.]+)\s*\\times\s*)?10\^\{\s*(?:\\mathdefault\{)?([-−+]?\d+)")
+
+
+def _si_text_problems(where: str, text: str) -> list[str]:
+    """A number with an SI unit outside 0.1..1000 in ``text`` ("0.00307 µJ" should read "3.07 nJ")."""
+    out = []
+    for m in _SI_NUMBER.finditer(text):
+        v = float(m.group(1))
+        if v != 0 and not 0.1 <= v < 1000:
+            out.append(f"{where} reads {m.group(0)!r}: use the SI prefix that keeps the number between 0.1 and 1000")
+    return out
+
+
+def _tick_value(text: str):
+    """The number a tick label shows (plain or ``a×10^{b}`` mathtext), or None."""
+    t = text.replace("−", "-").replace("$", "")
+    m = _MATH_POWER.search(t)
+    t = re.sub(r"\\mathdefault\{([^}]*)\}", r"\1", t)
+    if m:
+        return float(m.group(1) or 1.0) * 10.0 ** int(m.group(2).replace("−", "-"))
+    try:
+        return float(t.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _axis_si_problems(name: str, which: str, label: str, ticks) -> list[str]:
+    """Tick numbers of an axis in an SI unit (``[nJ]``, ``[µs]``) that all lie below 0.1 or at/above 1000."""
+    if not _AXIS_SI_UNIT.search(label):
+        return []
+    vals = [abs(v) for v in (_tick_value(t.get_text()) for t in ticks) if v is not None and v != 0]
+    if vals and (max(vals) < 0.1 or min(vals) >= 1000):
+        return [f"{name}: {which} tick numbers {min(vals):g}..{max(vals):g} in {label!r}: use the SI prefix that "
+                "keeps them between 0.1 and 1000"]
+    return []
+
+
+def _hidden_series(fig, named) -> list[str]:
+    """Legend entries whose series leaves no visible pixel: each is hidden in turn and the rendering compared.
+
+    ``named`` is ``[(axes name, artist, legend text)]``. A series drawn entirely under others (four tokens on one
+    line at 0) reads as a legend entry for a line that is not there.
+    """
+    if not hasattr(fig.canvas, "buffer_rgba") or not named:
+        return []
+    fig.canvas.draw()
+    base = np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(np.int16)
+    out = []
+    for name, art, text in named:
+        art.set_visible(False)
+        fig.canvas.draw()
+        img = np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(np.int16)
+        art.set_visible(True)
+        if int(np.count_nonzero(np.abs(img - base).max(-1) > 40)) < 10:
+            out.append(f"{name}: the legend entry {text!r} matches no visible line (drawn under others)")
+    fig.canvas.draw()
     return out
 
 
@@ -235,11 +340,15 @@ def _overlap(a, b, tol: float = 0.5) -> bool:
 def layout_problems(fig) -> list[str]:
     """What a reader would trip over in ``fig``, as drawn: a list of sentences (empty: none found).
 
-    Checks, from the text's tight bounding boxes on the figure's own renderer: tick labels of one axis do
-    not overlap; titles, axis labels and tick labels of different roles do not overlap (within an axes and
-    across axes); every text lies inside the figure and every annotation (``ax.text``/``annotate``) inside
-    its axes; no axis carries an offset or multiplier text; every axis that shows data (and every colourbar)
-    has a label with a unit in brackets; an axes with two or more series has a legend naming each.
+    Checks, from the text's tight bounding boxes on the figure's own renderer: every axis that carries values
+    shows at least two tick numbers (a log axis inside one decade shows none); tick labels of one axis do not
+    overlap; titles, axis labels and tick labels of different roles do not overlap (within an axes and across
+    axes), and no title or axis label runs into another axes (a colourbar hiding part of a title); every text
+    lies inside the figure and every annotation (``ax.text``/``annotate``) inside its axes; no axis carries an
+    offset or multiplier text; every axis that shows data (and every colourbar) has a label with a unit in
+    brackets; numbers with an SI unit, in any text or on an axis in such a unit, lie between 0.1 and 1000; an
+    axes with two or more series has a legend naming each, and every series the legend names leaves a visible
+    mark (it is not drawn entirely under others).
     """
     if not hasattr(fig.canvas, "get_renderer"):  # a closed pyplot figure keeps a bare canvas: draw with Agg
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -247,73 +356,106 @@ def layout_problems(fig) -> list[str]:
         FigureCanvasAgg(fig)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    fb = fig.bbox
     problems: list[str] = []
-    labelled = []  # (role, name, bbox) of every title, axis label and tick label, for cross-overlaps
-
-    def box(t):
-        return t.get_window_extent(renderer)
-
-    def inside(b, outer, tol=1.0):
-        return b.x0 >= outer.x0 - tol and b.y0 >= outer.y0 - tol and b.x1 <= outer.x1 + tol and b.y1 <= outer.y1 + tol
-
+    labelled = []  # (role, name, bbox, axes) of every title, axis label and tick label, for cross-overlaps
+    named = []  # (axes name, artist, legend text) of the series a legend names
     for k, ax in enumerate(fig.axes):
-        if not ax.get_visible():
-            continue
-        name = f"axes {k} ({ax.get_title() or ax.get_ylabel() or 'untitled'!r})"
-        cbar = _is_colorbar(ax)
-        for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            ticks = _tick_labels(axis)
-            if not axis.get_visible():
-                continue
-            boxes = [box(t) for t in ticks]
-            for i in range(len(boxes) - 1):
-                for j in range(i + 1, len(boxes)):
-                    if _overlap(boxes[i], boxes[j]):
-                        problems.append(f"{name}: {which} tick labels {ticks[i].get_text()!r} and "
-                                        f"{ticks[j].get_text()!r} overlap")
-            labelled += [("tick", f"{name} {which} tick {t.get_text()!r}", b) for t, b in zip(ticks, boxes)]
-            off = axis.get_offset_text()
-            if _visible_text(off):
-                problems.append(f"{name}: {which} axis has an offset/multiplier text {off.get_text()!r} "
-                                "(scale the data to an SI prefix instead)")
-            label = axis.get_label()
-            shows = bool(ticks) and (cbar or _shows_data(ax))  # a colourbar's long axis, a data axis
-            if shows and not (_visible_text(label) and UNIT_PATTERN.search(label.get_text())):
-                problems.append(f"{name}: {which} axis label {label.get_text()!r} names no unit in brackets")
-            if _visible_text(label):
-                labelled.append(("label", f"{name} {which} label", box(label)))
-        for t in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
-            if _visible_text(t):
-                labelled.append(("title", f"{name} title", box(t)))
-        ab = ax.get_window_extent(renderer)
-        for t in ax.texts:
-            if _visible_text(t) and not inside(box(t), ab):
-                problems.append(f"{name}: annotation {t.get_text()!r} runs outside its axes")
-        leg = ax.get_legend()
-        series = _series(ax)
-        shown = {t.get_text() for lg in ([leg] if leg is not None else []) + list(fig.legends) for t in lg.get_texts()}
-        if len(series) >= 2 and not shown:
-            problems.append(f"{name}: {len(series)} series and no legend")
-        elif shown:
-            missing = [nm for _, nm in series if nm is None or nm not in shown]
-            if missing:
-                problems.append(f"{name}: the legend names {len(series) - len(missing)} of {len(series)} series")
-        if leg is not None:
-            labelled.append(("legend", f"{name} legend", leg.get_window_extent(renderer)))
+        if ax.get_visible():
+            problems += _axes_problems(fig, k, ax, renderer, labelled, named)
     sup = getattr(fig, "_suptitle", None)
     for t in fig.texts + ([sup] if sup is not None and sup not in fig.texts else []):  # a suptitle is in texts too
         if _visible_text(t):
-            labelled.append(("title", f"figure text {t.get_text()!r}", box(t)))
+            labelled.append(("title", f"figure text {t.get_text()!r}", t.get_window_extent(renderer), None))
+            problems += _si_text_problems(f"figure text {t.get_text()!r}", t.get_text())
     for lg in fig.legends:
-        labelled.append(("legend", "figure legend", lg.get_window_extent(renderer)))
-    for role, name, b in labelled:
-        if not inside(b, fb):
+        labelled.append(("legend", "figure legend", lg.get_window_extent(renderer), None))
+        for t in lg.get_texts():
+            problems += _si_text_problems("the figure legend", t.get_text())
+    problems += _overlap_problems(fig, labelled, renderer)
+    problems += _hidden_series(fig, named)
+    return problems
+
+
+def _inside(b, outer, tol=1.0) -> bool:
+    return b.x0 >= outer.x0 - tol and b.y0 >= outer.y0 - tol and b.x1 <= outer.x1 + tol and b.y1 <= outer.y1 + tol
+
+
+def _axes_problems(fig, k, ax, renderer, labelled, named) -> list[str]:
+    """The checks of one axes; appends its texts to ``labelled`` and its legend-named series to ``named``."""
+    problems = []
+    name = f"axes {k} ({ax.get_title() or ax.get_ylabel() or 'untitled'!r})"
+    cbar = _is_colorbar(ax)
+    for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+        if not axis.get_visible():
+            continue
+        ticks = _tick_labels(axis)
+        boxes = [t.get_window_extent(renderer) for t in ticks]
+        for i in range(len(boxes) - 1):
+            for j in range(i + 1, len(boxes)):
+                if _overlap(boxes[i], boxes[j]):
+                    problems.append(f"{name}: {which} tick labels {ticks[i].get_text()!r} and "
+                                    f"{ticks[j].get_text()!r} overlap")
+        labelled += [("tick", f"{name} {which} tick {t.get_text()!r}", b, ax) for t, b in zip(ticks, boxes)]
+        off = axis.get_offset_text()
+        if _visible_text(off):
+            problems.append(f"{name}: {which} axis has an offset/multiplier text {off.get_text()!r} "
+                            "(scale the data to an SI prefix instead)")
+        label = axis.get_label()
+        carries = (cbar or _shows_data(ax)) and _long_axis(ax, which)
+        if carries and len(ticks) < 2:
+            problems.append(f"{name}: {which} axis shows {len(ticks)} tick number(s) (a log axis inside one "
+                            "decade? use a linear axis there)")
+        if carries and ticks and not (_visible_text(label) and UNIT_PATTERN.search(label.get_text())):
+            problems.append(f"{name}: {which} axis label {label.get_text()!r} names no unit in brackets")
+        if _visible_text(label):
+            labelled.append(("label", f"{name} {which} label", label.get_window_extent(renderer), ax))
+            problems += _axis_si_problems(name, which, label.get_text(), ticks)
+        for t in ticks:
+            problems += _si_text_problems(f"{name} {which} tick", t.get_text())
+    for t in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
+        if _visible_text(t):
+            labelled.append(("title", f"{name} title", t.get_window_extent(renderer), ax))
+            problems += _si_text_problems(f"{name} title", t.get_text())
+    ab = ax.get_window_extent(renderer)
+    for t in ax.texts:
+        if _visible_text(t):
+            if not _inside(t.get_window_extent(renderer), ab):
+                problems.append(f"{name}: annotation {t.get_text()!r} runs outside its axes")
+            problems += _si_text_problems(f"{name} annotation", t.get_text())
+    problems += _legend_problems(fig, name, ax, renderer, labelled, named)
+    return problems
+
+
+def _legend_problems(fig, name, ax, renderer, labelled, named) -> list[str]:
+    problems = []
+    leg = ax.get_legend()
+    series = _series(ax)
+    legends = ([leg] if leg is not None else []) + list(fig.legends)
+    shown = {t.get_text() for lg in legends for t in lg.get_texts()}
+    if len(series) >= 2 and not shown:
+        problems.append(f"{name}: {len(series)} series and no legend")
+    elif shown:
+        missing = [nm for _, nm in series if nm is None or nm not in shown]
+        if missing:
+            problems.append(f"{name}: the legend names {len(series) - len(missing)} of {len(series)} series")
+        named += [(name, art, nm) for art, nm in series if nm in shown]
+    if leg is not None:
+        labelled.append(("legend", f"{name} legend", leg.get_window_extent(renderer), ax))
+        for t in leg.get_texts():
+            problems += _si_text_problems(f"{name} legend", t.get_text())
+    return problems
+
+
+def _overlap_problems(fig, labelled, renderer) -> list[str]:
+    """Texts outside the figure, texts of different roles on each other, titles and labels in another axes."""
+    problems = []
+    for role, name, b, _ in labelled:
+        if not _inside(b, fig.bbox):
             problems.append(f"{name} lies outside the figure")
     for i in range(len(labelled)):
         for j in range(i + 1, len(labelled)):
-            ri, ni, bi = labelled[i]
-            rj, nj, bj = labelled[j]
+            ri, ni, bi, _ = labelled[i]
+            rj, nj, bj, _ = labelled[j]
             if ri == rj == "tick":  # within an axis: checked above; across axes: a shared edge may touch
                 if ni.split(" tick ")[0] == nj.split(" tick ")[0]:
                     continue
@@ -324,5 +466,11 @@ def layout_problems(fig) -> list[str]:
                 continue
             if _overlap(bi, bj):
                 problems.append(f"{ni} and {nj} overlap")
+    areas = [(k, ax, ax.get_window_extent(renderer)) for k, ax in enumerate(fig.axes) if ax.get_visible()]
+    for role, name, b, own in labelled:
+        if role not in ("title", "label"):
+            continue
+        for k, ax, ab in areas:
+            if ax is not own and _overlap(b, ab, tol=1.5):
+                problems.append(f"{name} runs into axes {k} ({ax.get_title() or ax.get_ylabel() or 'a colourbar'!r})")
     return problems
-

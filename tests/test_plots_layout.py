@@ -59,7 +59,7 @@ def _sweep(tmp_path):
     plot_sweep(_sweep_folder(tmp_path / "sweep"), tmp_path / "plots", formats=("png",))
 
 
-def _design(tmp_path):
+def _design(tmp_path, latency=(-7.4, -4.7)):
     """The design plots of a study with the spread of a real one: energies 15 nJ to 2 uJ per token, losses from
     below the log floor to 1.5 bits/char, areas 3-900 mm^2, latencies 40 ns to 20 us, a constraint line."""
     import pandas as pd
@@ -76,12 +76,18 @@ def _design(tmp_path):
     df = pd.DataFrame({"trial": np.arange(n), "state": "COMPLETE", "array.tiles": rng.choice([4, 16, 64, 512], n),
                        "node_nm": rng.choice([65.0, 28.0, 7.0], n), "energy_per_token_j": e,
                        "bpc_loss": np.where(rng.random(n) < 0.1, 0.0, 10 ** rng.uniform(-3, 0.2, n)),
-                       "area_mm2": 10 ** rng.uniform(0.5, 3, n), "latency_per_token_s": 10 ** rng.uniform(-7.4, -4.7, n),
-                       "gpu_lower_j": 241e-9, "gpu_upper_j": 3.77e-6, "anchor_j": 98.4e-9,
+                       "area_mm2": 10 ** rng.uniform(0.5, 3, n), "latency_per_token_s": 10 ** rng.uniform(*latency, n),
+                       "gpu_lower_j": 241e-9, "gpu_upper_j": 3.77e-6, "anchor_j": 3.07e-9,
                        "largest_term": "digital_periphery_j"})
     df["feasible"] = df["area_mm2"] <= 100
     df["on_front"] = df["feasible"] & (rng.random(n) < 0.3)
     plot_design(df, spec, tmp_path / "plots", verdict={"best_trial": 3}, formats=("png",))
+
+
+def _design_narrow(tmp_path):
+    """The design plots of a study whose latencies all lie within 901-915 ns (inside one decade, as
+    design-small's): the latency axis must show tick numbers."""
+    _design(tmp_path, latency=(np.log10(901e-9), np.log10(915e-9)))
 
 
 def _device(kind):
@@ -106,11 +112,13 @@ def _compare(checkpoint, *extra, toml=None, seq_len=16):
 FIGURES = {
     "sweep": _sweep,  # metric vs parameter, heatmaps, Pareto front
     "design": _design,  # BPC loss, area and latency vs energy of a design search
+    "design-narrow-latency": _design_narrow,  # latencies inside one decade (a linear axis)
     "device-ring": _device("ring"),
     "device-stno": _device("stno"),
     "device-ideal": _device("ideal"),
     "kuramoto-demo": _kuramoto_demo,
     "compare-kuramoto": _compare("kuramoto-tiny", "--head", "1"),  # matrices, trajectories + order parameter
+    "compare-demo": _compare("kuramoto-tiny", "--layer", "0", "--head", "0", seq_len=128),  # `make demo`'s
     "compare-ssa-pairwise": _compare("ssa1d-tiny"),  # S matrices, Adler cells
     "compare-ssa-collective": _compare("ssa1d-tiny", toml='[ssa]\nmode = "collective"\n'),  # S, the network
     "compare-ladder": _compare("kuramoto-tiny", "--levels", "closed-form,macromodel,circuit", seq_len=8),
@@ -213,3 +221,99 @@ def test_a_figure_in_the_style_passes():
 def test_si_scale_keeps_numbers_between_0_1_and_1000(values, unit, factor, label):
     f, u = plotting.si_scale(values, unit)
     assert u == label and math.isclose(f, factor, rel_tol=1e-12)
+
+
+# ---- the checks of issue 34 item 2, each shown to fail on the figure as it was
+def _old_latency_plot():
+    """plots/latency_vs_energy.png as it was: every latency within 901-915 ns on a log axis with decade ticks only
+    (no tick number on the y axis)."""
+    fig, ax = plotting.figure(width=6.4, height=4.6)
+    rng = np.random.default_rng(0)
+    e, lat = 10 ** rng.uniform(2.6, 2.7, 24), rng.uniform(901, 915, 24)
+    ax.scatter(e, lat, s=14, label="all trials")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    plotting.log_ticks(ax, "x")
+    plotting.log_ticks(ax, "y")
+    ax.set_xlabel("chip energy per token, attention layers [nJ]")
+    ax.set_ylabel("latency per token [ns]")
+    return fig, ax, e, lat
+
+
+def test_the_check_fails_on_the_latency_plot_as_it_was_and_passes_with_a_linear_axis():
+    fig, ax, e, lat = _old_latency_plot()
+    found = plotting.layout_problems(fig)
+    assert any("y axis shows 0 tick number(s)" in p for p in found), found
+    plt.close(fig)
+    fig, ax = plotting.figure(width=6.4, height=4.6)  # what plot_design draws now
+    ax.scatter(e, lat, s=14, label="all trials")
+    assert plotting.log_or_linear(ax, "y", lat) is False
+    plotting.log_or_linear(ax, "x", e)
+    ax.set_xlabel("chip energy per token, attention layers [nJ]")
+    ax.set_ylabel("latency per token [ns]")
+    assert plotting.layout_problems(fig) == []
+    plt.close(fig)
+
+
+def test_the_check_finds_an_si_number_outside_0_1_to_1000():
+    fig, ax = plotting.figure()
+    ax.plot([1, 2], [1, 2], label="chip")
+    ax.axvline(1.5, ls="--", label="gain-cell attention 0.00307 µJ")  # the design plot's old legend
+    ax.set_xlabel("energy [µJ]")
+    ax.set_ylabel("loss [bits/char]")
+    ax.legend()
+    found = plotting.layout_problems(fig)
+    assert any("'0.00307 µJ'" in p and "SI prefix" in p for p in found), found
+    assert plotting.si_format(3.07e-9, "J") == "3.07 nJ"
+    plt.close(fig)
+    fig, ax = plotting.figure()
+    ax.plot([1, 2], [0.001, 0.003])
+    ax.set_xlabel("bits [bits]")
+    ax.set_ylabel("energy [µJ]")  # tick numbers 0.001..0.003 µJ: nJ wanted
+    assert any("tick numbers" in p and "SI prefix" in p for p in plotting.layout_problems(fig))
+    plt.close(fig)
+
+
+def test_the_check_finds_a_legend_entry_drawn_under_other_lines():
+    """trajectories_L0_H0.png as it was: tokens whose increments are all ~0 lie on one line, so the first one's
+    legend entry matches no visible line."""
+    fig, ax = plotting.figure()
+    t = np.linspace(0, 4, 50)
+    for k in range(3):
+        ax.plot(t, 0 * t, label=f"token t={k}, chip")
+    ax.plot(t, 0.25 * t, label="token t=3, chip")
+    ax.set_xlabel("time [cycles]")
+    ax.set_ylabel("theta [rad]")
+    ax.legend()
+    found = plotting.layout_problems(fig)
+    assert any("'token t=0, chip' matches no visible line" in p for p in found), found
+    assert not any("token t=3" in p for p in found), found
+    plt.close(fig)
+
+
+def test_the_check_finds_a_title_hidden_by_a_colourbar():
+    """matrices_L0_H0.png as it was: the first panel's title ran under its colourbar ("hea 0)")."""
+    fig, ax = plotting.figure(1, 2, width=6.0, height=2.6)
+    for a in ax:
+        im = a.imshow(np.eye(8))
+        a.set_xlabel("key token index u [token]")
+        a.set_ylabel("query token index t [token]")
+        plotting.colorbar(fig, im, a, "A_tu, softmax weight [dimensionless]")
+    ax[0].set_title("programmed coupling A (layer 0, head 0) of the chip")
+    found = plotting.layout_problems(fig)
+    assert any("title runs into axes" in p for p in found), found
+    plt.close(fig)
+
+
+def test_log_or_linear_and_si_log_ticks():
+    fig, ax = plotting.figure()
+    ax.plot([1e-8, 2e-6], [1, 2], "o", label="_")
+    assert plotting.log_or_linear(ax, "x", [1e-8, 2e-6])
+    plotting.si_log_ticks(ax, "x", "J")
+    ax.set_xlabel("energy [J]")
+    ax.set_ylabel("y [V]")
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert "10 nJ" in labels and "1 µJ" in labels, labels
+    assert plotting.layout_problems(fig) == []
+    plt.close(fig)

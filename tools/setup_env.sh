@@ -32,6 +32,14 @@ if ! command -v ngspice >/dev/null 2>&1; then
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq ngspice >/dev/null
 fi
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  # headless Chromium renders the design study's front.html in the tests (tests/test_design_front_browser.py,
+  # driven by selenium through Debian's chromedriver; nothing is downloaded at test time)
+  echo "[setup] installing chromium and chromium-driver (Debian) for the browser test of front.html"
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium chromium-driver \
+    >/dev/null
+fi
 
 # The base is keyed on what it installs (dependencies, extras, Python, this script), not on the whole
 # pyproject.toml: a new entry point re-installs only this checkout's package, not torch.

@@ -82,18 +82,20 @@ def _image(fig, ax, m, *, title, cbar, xlabel, ylabel, diverging=False, centred=
 def _kuramoto_matrices_figure(A, va_cf, va_chip, layer, head, res, cfg):
     """Softmax weights A, the closed-form and chip increments, and their difference (one head)."""
     fig, ax = _figure(4, 15.0)
-    _image(fig, ax[0], A, title=f"programmed coupling A (layer {layer}, head {head})",
+    _image(fig, ax[0], A, title=f"programmed coupling A\n(layer {layer}, head {head})",
            cbar=f"A_tu, softmax weight {_DIMLESS}", xlabel=f"key token index u {_TOKEN}",
            ylabel=f"query token index t {_TOKEN}")
     lim = float(np.max(np.abs(va_cf))) or 1.0
-    inc = f"increment (v*a)_tj {_DIMLESS}"
-    for a_, m, t in ((ax[1], va_cf, "closed form v*a"), (ax[2], va_chip, "chip (theta(tau)-theta(0))/(kappa tau)")):
+    cbars = {1: f"closed-form increment (v*a)_tj {_DIMLESS}",
+             2: f"chip increment, measured {_DIMLESS}"}
+    for k, (a_, m, t) in enumerate(((ax[1], va_cf, "closed form v*a"),
+                                    (ax[2], va_chip, "chip (theta(tau)-theta(0))/(kappa tau)")), start=1):
         im = a_.imshow(m, aspect="auto", cmap="RdBu_r", vmin=-lim, vmax=lim)  # same scale, centred on 0
         a_.set_title(t)
         a_.set_xlabel("coordinate index j [index]")
         a_.set_ylabel(f"token index t {_TOKEN}")
         a_.grid(False)
-        _colorbar(fig, im, a_, inc)
+        _colorbar(fig, im, a_, cbars[k])
     _image(fig, ax[3], va_chip - va_cf, title="chip - closed form (own scale)", cbar=f"difference {_DIMLESS}",
            xlabel="coordinate index j [index]", ylabel=f"token index t {_TOKEN}", centred=True, aspect="auto")
     fig.suptitle(f"Kuramoto chip vs closed form: rel. error {res['increment_rel_error']:.3g}, "
@@ -110,14 +112,18 @@ def _kuramoto_trajectories_figure(out, head, va_cf, cfg):
     th0 = traj[0]
     T = traj.shape[-1]
     fig, ax = _figure(2, 11.0)
-    for k, t in enumerate(np.unique(np.linspace(1, T - 1, 5).astype(int))):
+    from matplotlib.lines import Line2D
+
+    for t in _tokens_to_show(va_cf[:, 0], 5):
         line, = ax[0].plot(ts, traj[:, 0, t] - th0[0, t], label=f"token t={t}, chip")
-        ax[0].plot(ts, cfg.kappa * ts * va_cf[t, 0], "--", color=line.get_color(),
-                   label="closed form, first order (dashed)" if k == 0 else "_same colour as its token")
+        ax[0].plot(ts, cfg.kappa * ts * va_cf[t, 0], "--", color=line.get_color(), label="_same colour as its token")
+    handles, labels = ax[0].get_legend_handles_labels()
+    handles.append(Line2D([], [], color="0.3", ls="--"))
+    labels.append("closed form, first order (dashed, colour of its token)")
     ax[0].set_xlabel("time [cycles]")
     ax[0].set_ylabel("theta_t(s) - theta_t(0), coord. 0 [rad]")
     ax[0].set_title("chip (solid) vs first-order closed form (dashed)")
-    ax[0].legend(fontsize=7)
+    ax[0].legend(handles, labels, fontsize=7)
     R_chip = np.abs(np.exp(1j * traj).mean(-1)).mean(-1)
     pred = th0[None] + cfg.kappa * ts[:, None, None] * va_cf.T[None]
     R_cf = np.abs(np.exp(1j * pred).mean(-1)).mean(-1)
@@ -127,6 +133,20 @@ def _kuramoto_trajectories_figure(out, head, va_cf, cfg):
     ax[1].set_ylabel(f"order parameter R, mean over coord. {_DIMLESS}")
     ax[1].legend()
     return fig
+
+
+def _tokens_to_show(x, n: int) -> list[int]:
+    """Up to ``n`` tokens (index >= 1) with the largest closed-form increments |x| (T,) whose values differ from
+    each other by at least a tenth of the largest, so no two of their lines lie on each other (most tokens of a
+    head barely move: plotting evenly spaced tokens drew four on one line at 0)."""
+    span = float(np.max(np.abs(x[1:]))) if x.size > 1 else 0.0
+    picks: list[int] = []
+    for t in (np.argsort(-np.abs(x[1:]), kind="stable") + 1):
+        if all(abs(x[t] - x[p]) >= 0.1 * span for p in picks):
+            picks.append(int(t))
+        if len(picks) == n:
+            break
+    return sorted(picks)
 
 
 def _ssa_matrices_figure(Sc, Sh, allowed, layer, head, kind, res):
