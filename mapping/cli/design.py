@@ -27,6 +27,12 @@ def _run_design(args) -> int:
         import dataclasses
 
         spec = dataclasses.replace(spec, trials=args.trials)
+    if args.chip_set:  # the base chip's fields (a new base is a new study: its spec hash changes)
+        import dataclasses
+
+        from .common import apply_set
+
+        spec = dataclasses.replace(spec, base=apply_set(spec.base, args.chip_set))
     if not args.json:
         where = (f"on the Dask cluster at {args.scheduler}" if args.scheduler else
                  f"on {args.workers} local worker process(es)" if args.workers else "in this process")
@@ -104,6 +110,9 @@ def register(subparsers) -> None:
     p.add_argument("--recheck-windows", type=int, default=0, metavar="N",
                    help="after the study, rescore the front's designs on N windows of the test split and judge "
                         "the verdict by them (0: no rescoring)")
+    from .common import add_set_option
+
+    add_set_option(p, "on the spec's base chip, [chip]; a different base is a different study")
     add_tls_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON (no progress bar)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

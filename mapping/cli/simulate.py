@@ -45,6 +45,11 @@ def print_report(report, file=None) -> None:
         p(f"  simulated: {rep['simulated_pass']} pass, {rep['scores']} scores, decode keys {rep['decode_keys']}")
     p(f"  BPC closed form {rep['bpc_closed_form']:.4f} | chip {rep['bpc_chip']:.4f} | "
       f"difference {rep['bpc_difference']:+.4f}" + (f" +- {se:.4f} (standard error)" if se == se else ""))
+    from ..simulation.report import resolution_line
+
+    line = resolution_line(rep)
+    if line:
+        p(f"  {line}")
     p("  fidelity per layer (chip vs closed form, same input):")
     for i, L in enumerate(rep["fidelity"]):
         extra = ""

@@ -11,11 +11,62 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["SimulationReport", "simulate_report", "bpc_difference_se", "SE_BLOCK_TOKENS"]
+__all__ = ["SimulationReport", "simulate_report", "bpc_difference_se", "bpc_resolution", "SE_BLOCK_TOKENS",
+           "RESOLVE_BPC"]
 
 SE_BLOCK_TOKENS = 16
 """Tokens per block of the paired BPC-difference standard error (consecutive tokens are correlated: the block
 means are treated as independent)."""
+
+
+RESOLVE_BPC = 0.05
+"""The BPC difference a run should be able to tell from zero (the design verdict's loss threshold): the tokens
+that make 2 SE smaller than it are reported with every run."""
+
+
+def bpc_resolution(difference: float, se: float, n_tokens: int, seq_len: int, threshold: float = RESOLVE_BPC) -> dict:
+    """Whether a chip's BPC difference is resolved by its run, and the tokens that would resolve it.
+
+    Resolved: \|difference\| > 2 SE (about 95 % two-sided). Assumption, stated with the figures: the standard
+    error falls as 1/√tokens (independent blocks, :func:`bpc_difference_se`), so n tokens with error SE become
+    n (2 SE / x)² tokens for 2 SE' = x. Counts are rounded up to whole windows of ``seq_len``.
+
+    Returns
+    -------
+    dict
+        ``resolved`` (bool, None when SE is NaN), ``z`` = \|difference\| / SE, ``tokens_to_resolve_difference``
+        (2 SE < \|difference\| for a difference of this size; None when it is 0 or SE is NaN), ``threshold_bpc``,
+        ``tokens_to_resolve_threshold`` (2 SE < threshold), ``assumption``.
+    """
+    def tokens(x: float):
+        if not (se == se and x > 0):
+            return None
+        n = n_tokens * (2.0 * se / x) ** 2
+        return int(math.ceil(n / seq_len) * seq_len)
+
+    d = abs(difference)
+    return {"resolved": None if se != se else bool(d > 2.0 * se), "z": d / se if se == se and se > 0 else None,
+            "tokens_to_resolve_difference": tokens(d), "threshold_bpc": threshold,
+            "tokens_to_resolve_threshold": tokens(threshold),
+            "assumption": "the standard error falls as 1/sqrt(tokens); resolved means |difference| > 2 SE"}
+
+
+def resolution_line(rep: dict) -> str | None:
+    """The one line of ``oscsim simulate`` saying whether the BPC difference is resolved, from its JSON ``rep``."""
+    r = rep.get("bpc_resolution")
+    if not r or r["resolved"] is None:
+        return None
+    d, se, n = abs(rep["bpc_difference"]), rep["bpc_difference_se"], rep["n_tokens"]
+    need = r["tokens_to_resolve_threshold"]
+    thr = f"{need:,} tokens would resolve {r['threshold_bpc']:g} BPC (2 SE < {r['threshold_bpc']:g})"
+    if r["resolved"]:
+        return (f"resolved: |difference| {d:.4f} > 2 SE = {2 * se:.4f} on {n:,} tokens; {thr}, "
+                "taking SE as falling with 1/sqrt(tokens)")
+    more = r["tokens_to_resolve_difference"]
+    size = (f"about {more:,} tokens would resolve a difference of this size" if more is not None
+            else "a zero difference cannot be resolved")
+    return (f"not resolved: |difference| {d:.4f} is inside 2 SE = {2 * se:.4f} on {n:,} tokens; {size}, and "
+            f"{thr}, taking SE as falling with 1/sqrt(tokens)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +113,9 @@ class SimulationReport:
         phase macromodel when ``[energy] phase = "decode"``; the prefill network otherwise.
     scores, decode_keys : str
         The chip's ``[scores] mode`` and ``[decode] keys``.
+    config : dict or None
+        The chip's configuration as the TOML holds it (:func:`mapping.config.config_to_dict`), ``--set`` fields
+        included.
     """
 
     checkpoint: str | None
@@ -89,6 +143,7 @@ class SimulationReport:
     simulated_pass: str = "prefill"
     scores: str = "digital"
     decode_keys: str = "reinjected"
+    config: dict | None = None
 
     @property
     def bpc_difference(self) -> float:
@@ -133,6 +188,8 @@ class SimulationReport:
             "n_tokens": self.n_tokens, "seq_len": self.seq_len, "bpc_closed_form": self.bpc_closed_form,
             "bpc_chip": self.bpc_chip, "bpc_difference": self.bpc_difference,
             "bpc_difference_se": self.bpc_difference_se,
+            "bpc_resolution": bpc_resolution(self.bpc_difference, self.bpc_difference_se, self.n_tokens,
+                                             self.seq_len),
         }
         if self.energy is not None:
             rep.update({
@@ -162,7 +219,7 @@ class SimulationReport:
             "tokens_per_s": self.tokens_per_s, "chip_wall_s": self.chip_wall_s, "backend": self.backend,
             "seed": self.seed, "macromodel_validity": self.macromodel_validity,
             "injection_write_error": self.injection_write_error, "simulated_pass": self.simulated_pass,
-            "scores": self.scores, "decode_keys": self.decode_keys,
+            "scores": self.scores, "decode_keys": self.decode_keys, "config": self.config,
         })
         return rep
 
@@ -185,6 +242,7 @@ def simulate_report(chip, x, y, *, seed: int = 0, progress=None, gpu: str | None
     outside the macromodel's validity map.
     """
     from ..backends.decode import simulated_pass
+    from ..config import config_to_dict
     from ..energy import energy_report, measure_gpu_energy
     from .inference import run
 
@@ -207,7 +265,8 @@ def simulate_report(chip, x, y, *, seed: int = 0, progress=None, gpu: str | None
         energy=energy_report(chip, x.shape[1], gpu=gpu) if energy else None,
         gpu_measured=measure_gpu_energy(chip.model, x[: min(8, len(x))]) if measure_gpu else None,
         macromodel_validity=chip.macromodel_validity(warn=warn), injection_write_error=chip.injection_write_error(),
-        simulated_pass=simulated_pass(chip), scores=chip.config.scores.mode, decode_keys=chip.config.decode.keys)
+        simulated_pass=simulated_pass(chip), scores=chip.config.scores.mode, decode_keys=chip.config.decode.keys,
+        config=config_to_dict(chip.config))
 
 
 def bpc_difference_se(logits_chip, logits_closed_form, targets, block: int = SE_BLOCK_TOKENS) -> float:
