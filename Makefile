@@ -12,9 +12,10 @@ demo: env
 	.venv/bin/oscsim compare kuramoto-tiny --layer 0 --head 0 --plot results/demo
 	@echo "plots of chip vs closed form (layer 0, head 0): results/demo/"
 
-## make test: the default test suite (no `slow` tests), well under 20 minutes on 2 cores.
+## make test: the default test suite (no `slow` tests), well under 20 minutes on 2 cores; prints the 10 slowest
+## (each must stay under 20 s on a quiet machine, or be marked `slow`: CONTRIBUTING.md).
 test: env
-	$(PYTEST) -m "not slow" -q tests --nbmake notebooks
+	$(PYTEST) -m "not slow" -q --durations=10 tests --nbmake notebooks
 
 ## make test-slow: the long tests only.
 test-slow: env
