@@ -21,8 +21,9 @@ __all__ = ["simulate"]
 
 _MODELS = (PhaseNetwork, PackedPhaseNetwork, FactoredPhaseNetwork, StuartLandauNetwork, CustomODE)
 _SAVES = (SaveEvery, SaveAt, SaveSummary)
-_OPTIONS = ("save", "seed", "brownian_substeps", "backend")
+_OPTIONS = ("save", "seed", "brownian_substeps", "backend", "coupling_product")
 _BACKENDS = ("cpu", "cuda")
+_PRODUCTS = ("auto", "kernel", "gemm")
 
 
 def _real_scalar(name, v) -> float:
@@ -72,7 +73,7 @@ def _group_seeds(seed, G: int) -> np.ndarray:
 
 
 def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_substeps=1, backend="cpu",
-             **unknown) -> Solution:
+             coupling_product="auto", **unknown) -> Solution:
     r"""Integrate G independent oscillator networks from t0 to t1.
 
     Parameters
@@ -109,6 +110,15 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
         silently, and no fallback: without a GPU it raises. Its noise comes from other streams (Philox)
         than the CPU path's, so the same seed gives the same statistics, not the same path; deterministic
         runs agree with the CPU path to rounding (docs/engine.md, "GPU").
+    coupling_product : {"auto", "kernel", "gemm"}
+        How the CPU path forms the coupling sums of a phase network. "kernel": the compiled per-group loop.
+        "gemm": all groups in lock step, the coupling products of all groups as one BLAS matrix product per
+        drift evaluation (`oscsim.engine._gemm`): for G groups that share one (N, N) coupling, without phase
+        lags, with `EulerMaruyama`, `StochasticHeun`, `Heun` or `RK4`; the same noise and sin/cos values, the
+        sums in another order, so the same numbers to rounding (docs/engine.md, "Shared coupling"). "auto"
+        (default): "gemm" where it applies and N >= `oscsim.engine._gemm.GEMM_MIN_N`, else "kernel"; the choice
+        never depends on G, so a group's numbers do not depend on the batch. ``stats["coupling_product"]``
+        says which ran.
 
     Returns
     -------
@@ -136,6 +146,7 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     model_name = type(model).__name__
     model, solver, save, t0, t1, dt = _checked_options(model, solver, save, t0, t1, dt, brownian_substeps, backend,
                                                        unknown)
+    product = _coupling_product(model, solver, coupling_product, backend)
     ystate, seed_u = _checked_state(model, solver, y0, seed)
     G = ystate.shape[0]
 
@@ -145,7 +156,8 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
     ystate = np.array(ystate, dtype=np.float64, order="C")
     drift = model._make_drift()
     model_key = model._kernel_key()
-    stats = {"solver": type(solver).__name__, "model": model_name, "n_groups": G, "backend": backend}
+    stats = {"solver": type(solver).__name__, "model": model_name, "n_groups": G, "backend": backend,
+             "coupling_product": product}
 
     if solver.adaptive:
         return _run_adaptive(model, solver, t0, t1, dt, ystate, save, P, drift, model_key, stats)
@@ -160,6 +172,13 @@ def simulate(model, solver, t0, t1, dt, y0, *, save=None, seed=None, brownian_su
         stats.update(run_fixed(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noisy, seed_u,
                                brownian_substeps, save_steps, out.ys, out.summ_on, out.summ_start, out.summ_every,
                                out.mean_re, out.mean_im, out.coh, out.n_summ, out.yfin, out.fail_step, out.fail_t))
+        stats["wall_time_s"] = time.perf_counter() - tic
+    elif product == "gemm":
+        from ._gemm import run_fixed_gemm
+
+        tic = time.perf_counter()
+        stats.update(run_fixed_gemm(model, solver, P, ystate, t0, dt, n_steps, h_last, tgrid, sig, noisy, seed_u,
+                                    brownian_substeps, save_steps, out))
         stats["wall_time_s"] = time.perf_counter() - tic
     else:
         loop = get_fixed_loop(model_key, drift, model._phases(), solver, model._prepare())
@@ -204,6 +223,22 @@ def _checked_options(model, solver, save, t0, t1, dt, brownian_substeps, backend
         _check_cuda_support(model, solver)
 
     return model, solver, save, t0, t1, dt
+
+
+def _coupling_product(model, solver, choice, backend) -> str:
+    """Which coupling product runs ("kernel" or "gemm"; see `simulate`'s ``coupling_product``)."""
+    if choice not in _PRODUCTS:
+        raise ValueError(f"coupling_product: must be one of {', '.join(map(repr, _PRODUCTS))}, got {choice!r}")
+    if choice == "kernel":
+        return "kernel"
+    from ._gemm import GEMM_MIN_N, gemm_refusal
+
+    why = "runs on the CPU only (backend='cpu')" if backend != "cpu" else gemm_refusal(model, solver)
+    if choice == "gemm":
+        if why is not None:
+            raise ValueError(f"coupling_product='gemm': {why}; use 'kernel' or 'auto'")
+        return "gemm"
+    return "gemm" if why is None and model._state_dim() >= GEMM_MIN_N else "kernel"
 
 
 def _checked_state(model, solver, y0, seed):
