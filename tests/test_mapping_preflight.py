@@ -106,7 +106,8 @@ seq_len = {seq_len}
 
 @pytest.mark.parametrize("ckpt, windows, seq_len, match", [
     ("kuramoto-tny", 2, 64, r"checkpoint: checkpoint 'kuramoto-tny' not found: neither a bundled name"),
-    ("kuramoto-tiny", 2, 4096, r"tokens.seq_len = 4096 is longer than the model's seq_len \(128\); at most 128"),
+    ("kuramoto-tiny", 2, 4096, r"tokens.seq_len = 4096 is longer than the chip's context \(128: context_tokens, "
+                                r"or the model's seq_len\); at most 128"),
     ("kuramoto-tiny", 90000, 64, r"tokens.windows = 90000: the valid split holds only \d+ windows of 64"),
     ("transformer-tiny", 2, 64, r"checkpoint: checkpoint 'transformer-tiny' is a transformer model"),
 ])

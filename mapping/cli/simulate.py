@@ -99,6 +99,8 @@ def print_report(report, file=None) -> None:
       f"cell sums, assumed); {sc.get('kind', 'spatial')} array of {sc.get('tiles', 0):,} tiles, "
       f"{sc.get('rounds_per_layer', 1)} round(s) per layer; latency {rep['latency_per_token_s'] * 1e9:.4g} ns per "
       f"token; leakage {_fmt_j(rep['leakage_j'])} per token ({rep['leakage_w'] * 1e3:.3g} mW)")
+    if rep.get("infeasible_reason"):
+        p(f"  INFEASIBLE: {rep['infeasible_reason']}")
     if rep.get("gpu_measured"):
         p(f"  GPU measured (NVML): {rep['gpu_measured']}")
     p(f"  simulated {rep['tokens_per_s']:.1f} tokens/s ({rep['backend']} backend)")

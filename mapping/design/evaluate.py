@@ -76,6 +76,8 @@ def _energy_metrics(en: dict) -> dict:
         "rounds_per_layer": int(sc.get("rounds_per_layer", 1)),
         "node_nm": float(en["node"]["node_nm"]),
         "phase": en["phase"],
+        # what does not fit ([array] die_limit_mm2), or None (mapping.energy.feasibility)
+        "infeasible_reason": en["infeasible_reason"],
     }
 
 

@@ -60,7 +60,7 @@ def _model(checkpoint: str):
 
 
 def _window(spec: DesignSpec, model) -> int:
-    return spec.tokens.window(int(model.config.seq_len))
+    return spec.tokens.window(spec.base.context_tokens or int(model.config.seq_len))
 
 
 # ------------------------------------------------------------------------------------ feasibility probe
@@ -98,12 +98,13 @@ def check_space(spec: DesignSpec, model=None) -> dict:
     if not static:
         return {}
     model = _model(spec.checkpoint) if model is None else model
-    T = _window(spec, model)
     best: dict = {}
     seen = 0
     for params in _probe_params(spec):
         try:
-            m = static_metrics(config_with(spec.base, params), model, T, checkpoint=spec.checkpoint)
+            cfg = config_with(spec.base, params)  # a searched context_tokens: the corner's own windows
+            T = spec.tokens.window(cfg.context_tokens or int(model.config.seq_len))
+            m = static_metrics(cfg, model, T, checkpoint=spec.checkpoint)
         except (ValueError, TypeError):
             continue  # a corner the compiler refuses (an inert field): not a design
         seen += 1

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from . import constants as ec
 from .area import chip_area
+from .feasibility import infeasible_reason
 from .chip_terms import PHASES, chip_energy
 from .spec import LAYER_ENERGY, ChipEnergySpec
 from .baselines import baselines as _baselines
@@ -114,6 +115,7 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
         "periphery_gain": g_head / ce["digital_only_chip_j"],
         "phases": phases,
         "area_mm2": area["area_mm2"], "area": area,
+        "infeasible_reason": infeasible_reason(chip, area),
         "leakage_j": ce["breakdown"]["leakage_j"],
         "schedule": None if chip.schedule is None else chip.schedule.to_json(),
         "attention_shape": {"n_layers": L, "n_heads": spec.n_heads, "head_dim": spec.head_dim, "T": T},

@@ -208,6 +208,7 @@ class SimulationReport:
                 "energy_breakdown_j": en["breakdown"], "sram_breakdown_j": en["sram_breakdown_j"],
                 "energy_sources": en["sources"], "gpu_model": en["gpu"], "phase_memory": en.get("phase_memory"),
                 "baselines": _with_measured(en["baselines"], self.gpu_measured),
+                "infeasible_reason": en["infeasible_reason"],
             })
         rep.update({
             "gpu_measured": self.gpu_measured,

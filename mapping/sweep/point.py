@@ -30,14 +30,16 @@ def cached_model(checkpoint: str):
     return _CACHE[("model", checkpoint)]
 
 
-def _tokens(model, tokens: dict):
-    key = ("tokens", json.dumps(tokens, sort_keys=True), int(model.config.seq_len))
+def _tokens(model, tokens: dict, context: int | None = None):
+    """Windows (x, y) of the sweep's tokens on a chip built for ``context`` tokens (None: the model's seq_len)."""
+    ctx = int(context or model.config.seq_len)
+    key = ("tokens", json.dumps(tokens, sort_keys=True), ctx)
     if key not in _CACHE:
         from oscsim.data import eval_windows, load_shakespeare
 
         from .spec import TokenSpec
 
-        T = TokenSpec(**tokens).window(int(model.config.seq_len))
+        T = TokenSpec(**tokens).window(ctx)
         data = load_shakespeare().split(tokens["split"])
         x, y = eval_windows(data, T, max_windows=tokens["windows"])
         if x.shape[0] < tokens["windows"]:
@@ -77,6 +79,7 @@ def _metrics(rep, groups) -> dict:
         out["energy_chip_j_per_token"] = float(en["energy_per_token_chip_j"])
         out["energy_gpu_j_per_token"] = float(en["energy_per_token_gpu_j"])
         out.update(baseline_columns(en))  # the same-terms baselines (mapping.energy.baselines)
+        out["infeasible_reason"] = en["infeasible_reason"]  # None, or what does not fit (mapping.energy.feasibility)
         for k, v in en["breakdown"].items():
             out[f"energy_{k}"] = float(v)
     return out
@@ -118,7 +121,7 @@ def compute_point(task: dict, metrics_of=None) -> dict:
         model, fp = cached_model(task["checkpoint"])
         row["model_fingerprint"] = fp
         cfg = config_from_dict(task["config"])
-        x, y = _tokens(model, task["tokens"])
+        x, y = _tokens(model, task["tokens"], cfg.context_tokens)
         chip = compile_chip(model, cfg, checkpoint=task["checkpoint"])
         rep = simulate_report(chip, x, y, seed=int(task["noise_seed"]), progress=False,
                               energy="energy" in task["metrics"], measure_gpu=False, warn=False)

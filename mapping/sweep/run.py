@@ -59,7 +59,7 @@ def check_inputs(spec: SweepSpec) -> None:
     except (FileNotFoundError, ValueError) as exc:
         raise type(exc)(f"checkpoint: {exc}") from None
     tok = spec.tokens
-    T = tok.window(seq_len)
+    T = tok.window(spec.base.context_tokens or seq_len)  # a swept context_tokens: each point's windows its own
     cap = max_windows(T, tok.split)
     if tok.windows > cap:
         raise ValueError(f"tokens.windows = {tok.windows}: the {tok.split} split holds only {cap} windows of {T}")

@@ -234,13 +234,14 @@ class TokenSpec:
         if self.split not in _SPLITS:
             raise ValueError(f"tokens.split must be one of {', '.join(_SPLITS)}, got {self.split!r}")
 
-    def window(self, model_seq_len: int) -> int:
-        """The tokens per window on a model of context ``model_seq_len``: ``seq_len``, or the model's when None;
-        a window longer than the model's context is refused (the one place this is checked)."""
-        T = self.seq_len or int(model_seq_len)
-        if T > int(model_seq_len):
-            raise ValueError(f"tokens.seq_len = {T} is longer than the model's seq_len ({model_seq_len}); at most "
-                             f"{model_seq_len}")
+    def window(self, context: int) -> int:
+        """The tokens per window on a chip built for ``context`` tokens (its ``context_tokens``, or the model's
+        ``seq_len`` when that is None): ``seq_len``, or the context when None; a longer window is refused (the one
+        place this is checked)."""
+        T = self.seq_len or int(context)
+        if T > int(context):
+            raise ValueError(f"tokens.seq_len = {T} is longer than the chip's context ({context}: context_tokens, "
+                             f"or the model's seq_len); at most {context}")
         return T
 
 
