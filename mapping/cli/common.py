@@ -124,13 +124,14 @@ def check_source(args, *, tokens: int | None = None, split: str = "valid") -> di
     return cfg
 
 
-def validation_tokens(model_cfg: dict, n_tokens: int, split: str = "valid"):
-    """Inputs and targets (W, T) of the first whole windows of ``n_tokens`` tokens of a bundled split."""
+def validation_tokens(model_cfg: dict, n_tokens: int, split: str = "valid", T: int | None = None):
+    """Inputs and targets (W, T) of the first whole windows of ``n_tokens`` tokens of a bundled split; ``T`` the
+    window (None: the model's ``seq_len``; a chip's context: its ``max_tokens``)."""
     from oscsim.data import eval_windows, load_shakespeare
 
     from ..preflight import token_windows
 
-    T = int(model_cfg["seq_len"])
+    T = int(T or model_cfg["seq_len"])
     n_win = token_windows(n_tokens, T, split)
     data = load_shakespeare().split(split)
     x, y = eval_windows(data, T, max_windows=n_win)

@@ -123,7 +123,8 @@ def _run_simulate(args) -> int:
             raise ValueError("--analog-scores cannot change a compiled chip file; pass the checkpoint instead")
         cfg = cfg.replace(scores=AnalogScores())
     chip, _ = chip_and_model(args, cfg)
-    x, y = validation_tokens(chip.model_info["config"], args.tokens, args.split)
+    # windows of the chip's context (context_tokens, or the model's seq_len)
+    x, y = validation_tokens(chip.model_info["config"], args.tokens, args.split, T=chip.max_tokens)
     rep = simulate_report(chip, x, y, seed=args.seed, progress=False if args.json else None)
     if args.json:
         print(json.dumps(rep.to_dict(), indent=1, default=str))
@@ -143,8 +144,9 @@ def register(subparsers) -> None:
                         f"(default: {DEFAULT_CHECKPOINT})")
     add_chip_options(p)
     p.add_argument("--tokens", type=int_range(1), default=DEFAULT_TOKENS,
-                   help="validation tokens to score: whole windows of the model's seq_len, at least one, at most what --split "
-                        "holds (a count between whole windows scores the windows below it, and says so)")
+                   help="validation tokens to score: whole windows of the chip's context (context_tokens, or the "
+                        "model's seq_len), at least one, at most what --split holds (a count between whole windows "
+                        "scores the windows below it, and says so)")
     p.add_argument("--split", default="valid", choices=("valid", "test"), help="held-out split to score")
     p.add_argument("--seed", type=int_range(0), default=0, help="noise seed of the run (>= 0)")
     p.add_argument("--analog-scores", action="store_true",

@@ -142,16 +142,40 @@ _EVENTS = {"kuramoto": _kuramoto_events, "ssa-pairwise": _ssa_pairwise_events,
            "ssa1d-collective": _ssa1d_collective_events}
 
 
-def pass_events(kind: str, *, n_heads: int, head_dim: int, T: int, banks: int, taps: int, prefill: bool) -> dict:
-    """Cells and events of one layer per pass of the array (see the module notes).
+def _blocked(n: dict, kh: int, h: int, banks: int, block: int | None, T: int) -> dict:
+    """A Kuramoto prefill pass under the blocked schedule (:mod:`mapping.compiler.blocking`): every block's
+    oscillators run and are injected from SRAM (2B off the diagonal), its query phases are read and its receive
+    gains set; the couplers and coupler values are the unblocked ones (every causal pair written once); the
+    periphery adds ``accumulated`` block increments."""
+    from .blocking import block_plan
+
+    plan = block_plan(T, block)
+    if not plan.blocked:
+        return {**n, "accumulated": 0.0}
+    z, k = plan.sizes(), h * kh
+    return {**n, "osc": banks * k * z["injected"], "theta_in": k * z["injected"], "read": banks * k * z["read"],
+            "gain": k * z["read"], "accumulated": banks * k * z["accumulated"]}
+
+
+_BLOCKED_EVENTS = {"kuramoto": _blocked}
+"""Layer kinds whose prefill pass the blocked schedule changes -> the change."""
+
+
+def pass_events(kind: str, *, n_heads: int, head_dim: int, T: int, banks: int, taps: int, prefill: bool,
+                block: int | None = None) -> dict:
+    """Cells and events of one layer per pass of the array (see the module notes); ``block``: the Kuramoto
+    prefill pass under the blocked schedule (``[array] block``; None: unblocked).
 
     Returns
     -------
     dict with ``osc`` (oscillators running), ``coup`` (couplers), ``read`` (phases read), ``gain`` (DACs
     updated), ``a_values`` (coupler values written), ``theta_in`` (phases written from SRAM), ``per`` (tokens
     sharing the pass), ``inject`` (phases are written by injection) and, Kuramoto, the analog-score cells
-    ``rot_osc``, ``mixers``, ``score_conv``.
+    ``rot_osc``, ``mixers``, ``score_conv``, and ``accumulated`` (block increments the periphery adds: 0 unblocked).
     """
     if kind not in _EVENTS:
         raise ValueError(f"layer kind must be one of {', '.join(_EVENTS)}, got {kind!r}")
-    return _EVENTS[kind](n_heads, head_dim, T, banks, taps, prefill)
+    n = _EVENTS[kind](n_heads, head_dim, T, banks, taps, prefill)
+    if block is None or not prefill or kind not in _BLOCKED_EVENTS:
+        return {**n, "accumulated": 0.0}
+    return _BLOCKED_EVENTS[kind](n, head_dim, n_heads, banks, block, T)

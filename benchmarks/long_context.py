@@ -1,0 +1,134 @@
+"""Long contexts on the chip: the blocked schedule against the closed form of the same model at the same T
+(docs/design.md, "Long contexts"; BENCHMARKS.md, "Chip inference").
+
+- ``--mode model``: whole-model BPC of the chip and of the closed form on the same windows of T tokens, the
+  difference with its SE (:func:`mapping.simulation.simulate_report`), for a T where the whole model runs in
+  minutes on 2 cores.
+- ``--mode head``: one head of one layer: the chip's increment estimate v ⊙ a of that head (both banks, every
+  coordinate) against the closed form's on the layer's own input (captured from the closed-form forward pass:
+  the array's error alone, the digital periphery not applied), as the relative error
+  ‖va_chip − va_cf‖ / ‖va_cf‖ with a jackknife SE over blocks of 64 tokens; for a T where the whole model does
+  not run in minutes.
+
+The chip is the default one (16-tile multiplexed ring macromodel, 65 nm) built for ``--T`` tokens
+(``context_tokens``) with ``[array] block = --block`` ('none': unblocked). Prints one JSON line.
+
+    .venv/bin/python benchmarks/long_context.py --mode model --T 1024 --block 256
+    .venv/bin/python benchmarks/long_context.py --mode head --T 4096 --block 256
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+
+import numpy as np
+
+
+def _head_settings(s, head: int):
+    """The layer's phase settings restricted to one head (its oscillators' draws and its units' tiles)."""
+    sl = slice(head, head + 1)
+    ch = {"n_heads": 1}
+    if s.freq_residual is not None:
+        ch["freq_residual"] = s.freq_residual[:, sl]
+    if np.ndim(s.sigma):
+        ch["sigma"] = np.asarray(s.sigma)[:, sl]
+    if s.coupler_gain is not None:
+        if s.coupler_tile is not None:
+            ch["coupler_tile"] = np.asarray(s.coupler_tile)[:, sl]
+        else:
+            ch["coupler_gain"] = s.coupler_gain[:, sl]
+    if s.injection is not None:
+        inj = s.injection
+        ch["injection"] = lambda seq, T, seed: np.asarray(inj(seq, T, seed))[:, :, sl]
+    return dataclasses.replace(s, **ch)
+
+
+def _jackknife_rel(err, ref, block: int = 64):
+    """‖err‖/‖ref‖ over (tokens on axis 1) and its jackknife SE over blocks of ``block`` tokens."""
+    T = err.shape[1]
+    nb = T // block
+    e2 = np.array([np.sum(err[:, i * block:(i + 1) * block] ** 2) for i in range(nb)])
+    r2 = np.array([np.sum(ref[:, i * block:(i + 1) * block] ** 2) for i in range(nb)])
+    full = np.sqrt(e2.sum() / r2.sum())
+    loo = np.sqrt((e2.sum() - e2) / (r2.sum() - r2))
+    se = np.sqrt((nb - 1) / nb * np.sum((loo - loo.mean()) ** 2))
+    return float(full), float(se)
+
+
+def head_error(model, x, cfg, *, layer: int, head: int, seed: int) -> dict:
+    from mapping import compile
+    from mapping.backends import backend_for
+    from mapping.backends.blocked import blocked_step
+    from mapping.compiler.blocking import block_plan
+    from mapping.seeds import LayerSeeds
+
+    chip = compile(model, cfg)
+    be = backend_for(chip, layer)
+    inp, _ = be.capture(model, x, layer)
+    lm = chip.layers[layer]
+    kh = lm.head_dim
+    cols = slice(head * kh, (head + 1) * kh)
+    sub = type(inp)(inp.theta[:, :, cols], np.ascontiguousarray(inp.A[:, head:head + 1]), inp.v[:, :, cols])
+    s = _head_settings(be.prepare(chip, layer), head)
+    runs = None if chip.schedule is None else chip.schedule.runs(layer)
+    seeds = LayerSeeds.for_layer(seed, layer, None, None if runs is None else runs[:, head:head + 1])
+    plan = block_plan(x.shape[1], cfg.array.block)
+    t0 = time.perf_counter()
+    out = blocked_step(be.step, s, sub, seeds, plan)
+    wall = time.perf_counter() - t0
+    ref = inp.va_closed_form[:, :, cols]
+    rel, se = _jackknife_rel(out.va - ref, ref)
+    return {"rel_error": rel, "rel_error_se": se, "wall_s": wall, "backend": out.backend, "plan": plan.to_json(),
+            "kappa_tau": chip.config.kappa_tau}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mode", choices=("model", "head"), default="head")
+    ap.add_argument("--checkpoint", default="kuramoto-1m")
+    ap.add_argument("--T", type=int, default=4096, help="context length [tokens]")
+    ap.add_argument("--block", default="256", help="block size B, or 'none'")
+    ap.add_argument("--windows", type=int, default=1, help="validation windows of T tokens")
+    ap.add_argument("--layer", type=int, default=0)
+    ap.add_argument("--head", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    import torch
+    from oscsim.data import eval_windows, load_shakespeare
+
+    from mapping import ChipConfig
+    from mapping.config import MultiplexedArray
+    from mapping.model_io import load_model
+
+    torch.set_num_threads(1)
+    block = None if args.block.lower() == "none" else int(args.block)
+    model, _ = load_model(args.checkpoint)
+    model.eval()
+    x, y = eval_windows(load_shakespeare().split("valid"), args.T, max_windows=args.windows)
+    cfg = ChipConfig(context_tokens=args.T, array=MultiplexedArray(tiles=16, block=block))
+    row = {"mode": args.mode, "checkpoint": args.checkpoint, "T": args.T, "block": block, "seed": args.seed}
+    t0 = time.perf_counter()
+    if args.mode == "head":
+        row.update(layer=args.layer, head=args.head, **head_error(model, x, cfg, layer=args.layer, head=args.head,
+                                                                   seed=args.seed))
+    else:
+        from mapping import compile
+        from mapping.simulation.report import simulate_report
+
+        rep = simulate_report(compile(model, cfg), x, y, seed=args.seed, progress=False, measure_gpu=False,
+                              warn=False)
+        row.update(bpc_chip=rep.bpc_chip, bpc_closed_form=rep.bpc_closed_form, bpc_difference=rep.bpc_difference,
+                   bpc_difference_se=rep.bpc_difference_se, n_tokens=rep.n_tokens, backend=rep.backend,
+                   energy_per_token_j=rep.energy_per_token_j, area_mm2=rep.area_mm2,
+                   latency_per_token_s=rep.latency_per_token_s,
+                   infeasible_reason=rep.energy.get("infeasible_reason"))
+    row["total_s"] = time.perf_counter() - t0
+    print(json.dumps(row))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
