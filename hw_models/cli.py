@@ -16,7 +16,12 @@ __all__ = ["register", "run"]
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("device", help="device figures: frequency, amplitude, power, energy, phase noise")
+    p = subparsers.add_parser("device", help="device figures: frequency, amplitude, power, energy, phase noise",
+                              description="The figures of one oscillator device at a temperature: frequency, "
+                                          "amplitude, power, energy per cycle, phase diffusion and phase noise at "
+                                          "standard offsets (the table of --json), from the device models of "
+                                          "hw_models (docs/devices.md); with --plot, its waveform and phase-noise "
+                                          "plots. KIND is a registered device kind with presets (hw_models.presets).")
     p.add_argument("kind", help="device kind: ring, stno, ideal (or a registered one with a preset)")
     p.add_argument("--preset", default=None, help="preset name (default: the kind's first preset, ring cmos_65nm, stno vortex, "
                    "ideal default)")

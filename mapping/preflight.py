@@ -78,8 +78,10 @@ def model_config(source: str) -> dict:
     elif p.is_file():
         raise ValueError(f"CKPT {src!r} is neither a checkpoint folder nor a chip JSON")
     else:
+        from oscsim.cli import did_you_mean
+
         raise FileNotFoundError(f"checkpoint {src!r} not found: neither a bundled name ({', '.join(bundled)}) nor a "
-                                f"checkpoint folder")
+                                f"checkpoint folder{did_you_mean(src, bundled)}")
     try:
         d = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -62,6 +62,23 @@ class CommandParser(argparse.ArgumentParser):
         super().__init__(*args, formatter_class=whole_words(formatter_class), **kwargs)
 
 
+def did_you_mean(name: str, names) -> str:
+    """``"; did you mean 'x'?"`` naming the closest of ``names`` to a misspelt ``name`` (difflib), or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), list(names), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def plain_help(doc: str) -> str:
+    """A module docstring (reST, numpydoc) as ``--help`` text: ``literal`` -> literal, :role:`x` -> x, `x` -> x,
+    ``.. directive::`` lines dropped. Use with ``argparse.RawDescriptionHelpFormatter`` to keep its layout."""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", doc or "")
+    text = re.sub(r"``([^`]+)``", r"\1", text)
+    text = re.sub(r"`([^`]+)`_?", r"\1", text)
+    return "\n".join(ln for ln in text.strip().splitlines() if not ln.lstrip().startswith(".. "))
+
+
 class CommandError(Exception):
     """An error the user can act on; printed without a traceback, exit status 2."""
 

@@ -43,8 +43,10 @@ def _run(args) -> int:
 
 
 def register(subparsers) -> None:
+    from oscsim.cli import plain_help
+
     p = subparsers.add_parser("chip", help="simulated tokens/s of the chips, engine share and GEMM ratio",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=plain_help(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quick", action="store_true",
                    help="one window of 16 tokens per chip, quick integrator benchmark (smoke test; figures not "

@@ -44,7 +44,14 @@ def _run_compare(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("compare", help="closed form vs simulated network for one layer and head, with plots")
+    p = subparsers.add_parser(
+        "compare", help="closed form vs simulated network for one layer and head, with plots",
+        description="Run one layer and head of the chip on the first validation window and compare it with the "
+                    "closed form on the same input: the relative error and cosine of the attention increment and "
+                    "of the layer output, the phase error; with --plot DIR, the matrices and trajectories (PNG). "
+                    "With --levels, the fidelity ladder: the same head at each rung (closed form, macromodel, "
+                    "circuit, ngspice) compared pairwise (docs/fidelity_ladder.md). The chip options are "
+                    "simulate's (--config, --ideal, --kappa-tau, --set).")
     from ..preflight import chip_checkpoints
 
     p.add_argument("checkpoint", metavar="CKPT", help=f"bundled checkpoint ({', '.join(chip_checkpoints())}), "

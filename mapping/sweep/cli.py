@@ -4,9 +4,51 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
-__all__ = ["register_sweep", "register_plot"]
+__all__ = ["register_sweep", "register_plot", "summary_line"]
+
+_DESIGN_KEYS = {"space", "objectives", "constraints", "sampler", "trials", "population"}
+"""Top-level keys of a design spec that a sweep spec does not have."""
+
+
+def _load_sweep_spec(path):
+    """The sweep spec at ``path``; a design spec given by mistake is named as one, with the command it needs."""
+    from .spec import load_spec
+
+    try:
+        return load_spec(path)
+    except ValueError as exc:
+        import tomllib
+
+        try:
+            keys = set(tomllib.loads(Path(path).read_text()))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            raise exc from None
+        if "unknown key" in str(exc) and keys & _DESIGN_KEYS:
+            raise ValueError(f"{exc}. {path} is a design spec ({', '.join(sorted(keys & _DESIGN_KEYS))}): run it with "
+                             f"`oscsim design {path} --out DIR`") from None
+        raise
+
+
+def summary_line(st: dict, table, swept_fields, wall_s: float, table_path) -> str:
+    """The last line of ``oscsim sweep``: the counts, the wall time, the BPC-loss and energy ranges of the
+    finished points and the point with the lowest BPC loss (its swept values), and where the table is."""
+    from oscsim.plotting import si_format
+
+    line = (f"sweep {st['name']}: {st['done']} done, {st['failed']} failed, {st['remaining']} remaining of "
+            f"{st['n_points']} in {wall_s:.1f} s")
+    ok = table[table["status"] == "ok"] if table is not None and "status" in table else None
+    if ok is not None and len(ok) and "bpc_difference" in ok:
+        best = ok.loc[ok["bpc_difference"].idxmin()]
+        where = ", ".join(f"{f} = {best[f]}" for f in swept_fields if f in best)
+        line += (f"; BPC loss {ok['bpc_difference'].min():+.4f} .. {ok['bpc_difference'].max():+.4f}, lowest at "
+                 f"{best['point_id']} ({where})")
+        if "energy_chip_j_per_token" in ok:
+            e = ok["energy_chip_j_per_token"]
+            line += f"; chip energy {si_format(e.min(), 'J')} .. {si_format(e.max(), 'J')} per token"
+    return line + f"; table {table_path}"
 
 
 def _run_sweep(args) -> int:
@@ -31,18 +73,18 @@ def _run_sweep(args) -> int:
         raise ValueError("give SPEC and --out DIR (or --status DIR)")
     if args.workers < 0:
         raise ValueError(f"--workers must be >= 0 (0: in this process), got {args.workers}")
-    spec = load_spec(args.spec)  # every point validated here, before any work
+    spec = _load_sweep_spec(args.spec)  # every point validated here, before any work
     check_inputs(spec)  # the checkpoint, the window and the split too
     print(f"oscsim sweep: {spec.name}: {spec.n_points} points ({spec.spec_hash}) into {args.out}"
           + (f" on the Dask cluster at {args.scheduler}" if args.scheduler else
              f" on {args.workers} local worker process(es)" if args.workers else " in this process"),
           file=sys.stderr)
+    t0 = time.perf_counter()
     table = run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler,
                       progress=False if args.no_progress else None, retry_failed=args.retry_failed,
                       spec_text=Path(args.spec).read_text())
     st = sweep_status(args.out, table)
-    print(f"sweep {st['name']}: {st['done']} done, {st['failed']} failed, {st['remaining']} remaining of "
-          f"{st['n_points']}; table {Path(args.out) / 'results.parquet'}")
+    print(summary_line(st, table, spec.swept_fields, time.perf_counter() - t0, Path(args.out) / "results.parquet"))
     if args.csv is not None:
         print(f"wrote {export_csv(args.out, args.csv or None)}")
     return 1 if st["failed"] else 0
@@ -70,9 +112,16 @@ def register_sweep(subparsers) -> None:
 
 
 def _run_plot(args) -> int:
-    from .plot import plot_sweep
+    from .plot import parse_where, plot_sweep
 
-    from .plot import parse_where
+    d = Path(args.dir)
+    if (d / "design.json").is_file() and not (d / "sweep.json").is_file():  # a design folder, not a sweep's
+        have = sorted(str(p) for p in [*(d / "plots").glob("*.png"), d / "front.html"] if p.is_file())
+        print(f"{d} is a design folder (oscsim design): its figures are {', '.join(have) or 'not written yet'}; to "
+              f"draw them again run `oscsim design SPEC --out {d}` with the spec it was run with ({d / 'spec.toml'} "
+              "holds its text): it resumes the study, runs no finished trial again and rewrites the plots and "
+              "front.html")
+        return 0 if have else 2
 
     files = plot_sweep(args.dir, args.out, metrics=args.metric or None, where=parse_where(args.where),
                        progress=None if not args.no_progress else False)

@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from oscsim.cli import int_range
+from oscsim.cli import int_range, plain_help
 
 __all__ = ["register", "run", "run_benchmark", "gemm_rate", "cpu_info", "coupling_codegen", "numba_target"]
 
@@ -372,7 +372,7 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("integrator", help="engine vs NumPy, Brian2, solve_ivp on dense Kuramoto networks",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=plain_help(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--steps", type=int_range(1), default=2000,
                    help="Euler-Maruyama steps of the single-network problem (>= 1)")

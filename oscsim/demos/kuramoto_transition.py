@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from oscsim.cli import float_range, int_range
+from oscsim.cli import float_range, int_range, plain_help
 
 __all__ = ["register", "run", "sweep"]
 
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("kuramoto-demo", help="plot the Kuramoto transition r(K) against theory",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=plain_help(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="output directory (created)")
     p.add_argument("--n", type=int_range(2), default=500, help="oscillators per network (>= 2)")
     p.add_argument("--gamma", type=float_range(0, lo_open=True), default=0.5,

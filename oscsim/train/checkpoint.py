@@ -27,6 +27,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_bytes
 from safetensors.torch import load_file, save
 
+from oscsim.cli import did_you_mean
 from oscsim.nn.registry import build_model, config_from_dict, count_parameters, model_name
 
 __all__ = ["FORMAT", "bundled_checkpoints", "resolve_checkpoint", "save_checkpoint", "load_checkpoint",
@@ -61,7 +62,7 @@ def resolve_checkpoint(name_or_path: str | os.PathLike) -> Path:
         p = p.parent
     if not p.is_dir():
         raise FileNotFoundError(f"checkpoint {s!r} not found: neither a bundled name ({', '.join(bundled_checkpoints()) or 'none'})"
-                                f" nor a checkpoint folder")
+                                f" nor a checkpoint folder{did_you_mean(s, bundled_checkpoints())}")
     if not (p / CONFIG_FILE).is_file():
         raise FileNotFoundError(f"checkpoint folder {str(p)!r} has no {CONFIG_FILE}")
     if not (p / MODEL_FILE).is_file():

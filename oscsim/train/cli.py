@@ -204,9 +204,13 @@ def _run_eval(args: argparse.Namespace) -> int:
 
 
 def register_info(subparsers) -> None:
-    p = subparsers.add_parser("info", help="configuration and parameter count of a model size")
-    p.add_argument("--model", required=True, help="model family (see `oscsim train --help`)")
-    p.add_argument("--size", default="tiny", help="model size")
+    from oscsim.nn.registry import MODELS, SIZES
+
+    p = subparsers.add_parser("info", help="configuration and parameter count of a model size",
+                              description="The configuration and parameter count of a model family at a size "
+                                          "(what `oscsim train --model M --size S` builds).")
+    p.add_argument("--model", required=True, choices=list(MODELS), help=f"model family: {', '.join(MODELS)}")
+    p.add_argument("--size", default="tiny", choices=list(SIZES), help=f"model size: {', '.join(SIZES)}")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_run_info)
 
