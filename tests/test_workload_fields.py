@@ -46,3 +46,24 @@ def test_context_is_a_sweep_field_and_infeasibility_has_its_reason(table):
         assert math.isfinite(tight.bpc_chip)
     # 160 tokens (past the model's 128) ran on a chip built for them: energy per token follows the context
     assert by[(160, 858.0)].energy_chip_j_per_token > by[(32, 858.0)].energy_chip_j_per_token
+
+
+def test_simulate_report_says_infeasible(capsys):
+    import torch
+
+    from mapping import ChipConfig, compile
+    from mapping.cli.simulate import print_report
+    from mapping.config import MultiplexedArray
+    from mapping.simulation.report import simulate_report
+
+    from _chips import seeded_kuramoto
+
+    model = seeded_kuramoto(k=8, n_heads=2, n_layers=2, seq_len=16)
+    x = torch.randint(0, 256, (1, 17), generator=torch.Generator().manual_seed(0))
+    chip = compile(model, ChipConfig(array=MultiplexedArray(tiles=4, die_limit_mm2=0.01)))
+    rep = simulate_report(chip, x[:, :16], x[:, 1:], measure_gpu=False, warn=False)
+    assert rep.to_dict()["infeasible_reason"].startswith("die of ")
+    print_report(rep)
+    line = [ln for ln in capsys.readouterr().out.splitlines() if "INFEASIBLE" in ln]
+    assert line == [f"  INFEASIBLE: {rep.energy['infeasible_reason']}"]
+    assert "exceeds array.die_limit_mm2 = 0.01 mm^2" in line[0]

@@ -171,11 +171,14 @@ def pass_events(kind: str, *, n_heads: int, head_dim: int, T: int, banks: int, t
     dict with ``osc`` (oscillators running), ``coup`` (couplers), ``read`` (phases read), ``gain`` (DACs
     updated), ``a_values`` (coupler values written), ``theta_in`` (phases written from SRAM), ``per`` (tokens
     sharing the pass), ``inject`` (phases are written by injection) and, Kuramoto, the analog-score cells
-    ``rot_osc``, ``mixers``, ``score_conv``, and ``accumulated`` (block increments the periphery adds: 0 unblocked).
+    ``rot_osc``, ``mixers``, ``score_conv``; with ``block`` given, ``accumulated`` (block increments the
+    periphery adds; 0 when the pass is not blocked).
     """
     if kind not in _EVENTS:
         raise ValueError(f"layer kind must be one of {', '.join(_EVENTS)}, got {kind!r}")
     n = _EVENTS[kind](n_heads, head_dim, T, banks, taps, prefill)
-    if block is None or not prefill or kind not in _BLOCKED_EVENTS:
+    if block is None:  # the unblocked counts, as before blocking existed
+        return n
+    if not prefill or kind not in _BLOCKED_EVENTS:
         return {**n, "accumulated": 0.0}
     return _BLOCKED_EVENTS[kind](n, head_dim, n_heads, banks, block, T)

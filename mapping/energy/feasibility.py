@@ -32,5 +32,5 @@ def infeasible_reason(chip, area: dict | None = None) -> str | None:
     msg = (f"die of {die:.4g} mm^2 exceeds array.die_limit_mm2 = {limit:g} mm^2 ({parts}; a tile holds {Tt} "
            f"oscillators and {Tt * (Tt - 1) // 2} couplers at T = {lm.max_tokens})")
     if not plan.blocked and getattr(backend_for(chip, 0), "blockable", False):
-        msg += "; [array] block = B runs the context on tiles of 2B oscillators"
+        msg += f"; [array] block = B < {lm.max_tokens // 2} runs the context on tiles of 2B oscillators"
     return msg
