@@ -1,6 +1,7 @@
 """Design specs, constraints, the front, the verdict and the adapter (mapping.design): fast, no study run."""
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -104,13 +105,13 @@ def test_verdict_names_the_bound():
     # a winner
     df.loc[0, "energy_per_token_j"] = 20e-9
     v = verdict(df, spec)
-    assert v["bounded_by"] == "oscillators_j" and "beats the GPU's lower bound by 5x" in v["text"]
+    assert v["bounded_by"] == "oscillators_j" and "beats the GPU's board figure by 5x" in v["text"]
     # nothing at the threshold
     df["bpc_loss"] = [0.3, 0.2]
     v = verdict(df, spec)
     assert v["best_trial"] is None and "No design reaches a BPC loss <= 0.05" in v["text"]
-    assert v["closest_trial"] == 1 and "It does not beat the GPU's lower bound" not in v["text"]  # 10 nJ < 100 nJ
-    assert "beats the GPU's lower bound by 10x" in v["text"]
+    assert v["closest_trial"] == 1 and "It does not beat the GPU's board figure" not in v["text"]  # 10 nJ < 100 nJ
+    assert "beats the GPU's board figure by 10x" in v["text"]
     # rescored: the front is judged by its losses on the test tokens, not the search's
     df["bpc_loss"] = [0.01, 0.02]
     recheck = pd.DataFrame({"trial": [0, 1], "recheck_bpc_loss": [0.2, 0.04], "recheck_bpc_loss_se": [0.01, 0.01],
@@ -212,3 +213,34 @@ def test_the_analog_design_example_searches_the_score_mode_with_its_costs():
     assert st["analog"]["area_mm2"] > st["digital"]["area_mm2"]
     assert st["analog"]["leakage_j"] / st["analog"]["latency_per_token_s"] > \
         st["digital"]["leakage_j"] / st["digital"]["latency_per_token_s"]  # leakage power follows the larger die
+
+
+def test_verdict_text_follows_its_numbers_states_tokens_and_t_and_names_each_comparison():
+    spec = design_spec_from_dict({**BASE, "space": {"coupling.bits": {"int": [3, 8]}}})
+    extra = {"n_tokens": 32, "T": 32, "node_nm": 65.0, "baseline_digital_same_node_j": 330e-9,
+             "baseline_gpu_datapath_j": 6e-9, "array_gain": 1.1, "amdahl_max_gain": 1.24}
+    # the closest design loses to the GPU's board figure: no "gain over the GPU" anywhere
+    df = _table([{"bpc_loss": 0.38, "bpc_loss_se": 0.52, "energy_per_token_j": 248e-9, **extra,
+                  "energy_digital_periphery_j": 200e-9, "energy_oscillators_j": 48e-9,
+                  "floor_without_array_j": 200e-9},
+                 {"bpc_loss": 0.30, "bpc_loss_se": 0.40, "energy_per_token_j": 300e-9, **extra,
+                  "energy_digital_periphery_j": 250e-9, "energy_oscillators_j": 50e-9,
+                  "floor_without_array_j": 250e-9}])
+    v = verdict(df, spec)
+    t = v["text"]
+    assert v["best_trial"] is None and not re.search(r"\bgains?\b", t) and "beats" not in t
+    assert t.count("judged on") == 1 and t.count("no rescoring") == 1
+    assert "32 per design" in v["judged_on"] and v["n_tokens_judged"] == 32
+    # the search's SE against the threshold, and how many tokens would bring it below
+    assert v["search_se_median"] == pytest.approx(0.46)
+    assert "not below the 0.05 threshold" in t and v["search_tokens_for_threshold"] == pytest.approx(32 * (0.46 / 0.05) ** 2)
+    # the headline comparisons, each named, and every GPU figure with its T
+    assert v["ratio_to_digital_same_node"] == pytest.approx(300 / 330)
+    assert v["ratio_to_gpu_datapath"] == pytest.approx(50.0)
+    assert "the same chip without the array" in t and "datapath bound" in t
+    assert t.count("T = 32") >= 2 and "board figure" in t
+    # a design that beats the board figure with an array gain below 1.5: the gain is the node's, said once
+    df.loc[1, ["bpc_loss", "energy_per_token_j"]] = [0.01, 50e-9]
+    v = verdict(df, spec)
+    assert v["best_trial"] == 1 and "beats the GPU's board figure by 2x" in v["text"]
+    assert "not the oscillators'" in v["text"]

@@ -14,13 +14,13 @@ __all__ = ["register"]
 
 
 def _run_design(args) -> int:
-    from ..design.recheck import recheck_front
+    from ..design.recheck import default_recheck_windows, recheck_front
     from ..design.spec import load_design_spec
     from ..design.study import run_design
 
     if args.workers < 0:
         raise ValueError(f"--workers must be >= 0 (0: in this process), got {args.workers}")
-    if args.recheck_windows < 0:
+    if args.recheck_windows is not None and args.recheck_windows < 0:
         raise ValueError(f"--recheck-windows must be >= 0 (0: no rescoring), got {args.recheck_windows}")
     spec = load_design_spec(args.spec)  # every field and both ends of every range validated here
     if args.trials is not None:
@@ -47,10 +47,11 @@ def _run_design(args) -> int:
         why = "" if first is None else f"; the first (trial {int(first['trial'])}): {str(first['error'])[:300]}"
         print(f"oscsim design: every trial failed{why}", file=sys.stderr)
         return 1
-    if args.recheck_windows:
+    windows = default_recheck_windows(df, spec) if args.recheck_windows is None else args.recheck_windows
+    if windows:
         from ..design.study import rewrite_results
 
-        recheck_front(spec, args.out, df, windows=args.recheck_windows, workers=args.workers,
+        recheck_front(spec, args.out, df, windows=windows, workers=args.workers,
                       scheduler=args.scheduler, progress=progress is not False and sys.stderr.isatty(),
                       security=security)
         rewrite_results(spec, args.out, storage=args.storage)
@@ -107,9 +108,10 @@ def register(subparsers) -> None:
                    help="RDB storage URL of the study (default: the SQLite file DIR/study.db), e.g. "
                         "'postgresql://user:${PGPASSWORD}@host/db': ${VAR} is read from the environment, never written")
     p.add_argument("--trials", type=int, default=None, help="trials in all, more than before extends the study (default: the spec's)")
-    p.add_argument("--recheck-windows", type=int, default=0, metavar="N",
-                   help="after the study, rescore the front's designs on N windows of the test split and judge "
-                        "the verdict by them (0: no rescoring)")
+    p.add_argument("--recheck-windows", type=int, default=None, metavar="N",
+                   help="after the study, rescore the front's candidate designs on N windows of the test split "
+                        "and judge the verdict by them (0: no rescoring; default: the windows that make 2,048 "
+                        "tokens, whose loss has a standard error below the 0.05 threshold on the default chip)")
     from .common import add_set_option
 
     add_set_option(p, "on the spec's base chip, [chip]; a different base is a different study")

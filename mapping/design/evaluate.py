@@ -78,6 +78,7 @@ def _energy_metrics(en: dict) -> dict:
         "phase": en["phase"],
         # what does not fit ([array] die_limit_mm2), or None (mapping.energy.feasibility)
         "infeasible_reason": en["infeasible_reason"],
+        "T": int(shape["T"]),
     }
 
 
@@ -94,8 +95,10 @@ def trial_metrics(report) -> dict:
         ``amdahl_max_gain``, ``array_gain``, ``digital_only_chip_j``, ``gpu_lower_j``, ``gpu_upper_j``,
         ``anchor_j`` [J/token], ``area_mm2`` (and ``array_mm2``, ``sram_mm2``, ``periphery_mm2``),
         ``sram_bytes``, ``leakage_j``, ``latency_per_token_s``, ``latency_per_pass_s`` [s],
-        ``tokens_per_pass``, ``schedule``, ``tiles``, ``rounds_per_layer``, ``node_nm``, ``phase``, ``kind``,
-        ``mean_layer_rel_error``, ``kappa_tau``.
+        ``tokens_per_pass``, ``schedule``, ``tiles``, ``rounds_per_layer``, ``node_nm``, ``phase``, ``T`` (the
+        window the energy is computed for), ``n_tokens`` (tokens the loss was scored on), ``kind``,
+        ``mean_layer_rel_error``, ``kappa_tau``, the same-terms baselines (``baseline_<key>_j``,
+        ``chip_over_<key>``, :func:`mapping.energy.baselines.baseline_columns`).
     """
     if report.energy is None:
         raise ValueError("trial_metrics needs a report made with the energy report (energy=True)")
@@ -103,7 +106,7 @@ def trial_metrics(report) -> dict:
     rel = [float(x) for x in rel if x is not None and math.isfinite(x)]
     m = {"bpc_loss": float(report.bpc_difference), "bpc_loss_se": float(report.bpc_difference_se),
          "bpc_chip": float(report.bpc_chip), "bpc_closed_form": float(report.bpc_closed_form),
-         **_energy_metrics(report.energy), "kind": report.chip_kind,
+         "n_tokens": int(report.n_tokens), **_energy_metrics(report.energy), "kind": report.chip_kind,
          "mean_layer_rel_error": sum(rel) / len(rel) if rel else math.nan,
          "kappa_tau": math.nan if report.kappa_tau is None else float(report.kappa_tau)}
     return {METRICS_KEY: m}

@@ -118,21 +118,95 @@ def _with_recheck(df, recheck):
                                                                                  how="left")
 
 
+def _x(r: float) -> str:
+    """A ratio as the text states it: four digits near 1 (where 1.005 and 0.995 say different things)."""
+    return f"{r:.4g}x" if 0.95 < r < 1.05 else f"{r:.3g}x"
+
+
+def _tokens(n) -> str:
+    return f"{int(n):,} tokens" if n == n else "an unrecorded number of tokens"
+
+
+def _judged(ok, spec: DesignSpec):
+    """(pool, loss, se, judged_on, n_tokens) of the verdict: the rescored front when there is one, else the
+    search's own losses (see :func:`verdict`)."""
+    if "recheck_bpc_loss" in ok and ok["recheck_bpc_loss"].notna().any():
+        pool = ok[ok["on_front"] & ok["recheck_bpc_loss"].notna()]
+        w = int(pool["recheck_windows"].iloc[0])
+        n = float(pool["recheck_n_tokens"].iloc[0]) if "recheck_n_tokens" in pool else (
+            w * spec.tokens.seq_len if spec.tokens.seq_len else math.nan)
+        return (pool, pool["recheck_bpc_loss"], pool["recheck_bpc_loss_se"],
+                f"{len(pool)} front designs (the candidates at the loss threshold) rescored on {w} windows of the "
+                f"test split, {_tokens(n)} per design that the search never saw", n)
+    pool = ok[ok["feasible"]] if ok["feasible"].any() else ok
+    n = float(pool["n_tokens"].iloc[0]) if "n_tokens" in pool else math.nan
+    se = pool["bpc_loss_se"] if "bpc_loss_se" in pool else pool["bpc_loss"] * math.nan
+    count = f"{int(n):,} per design" if n == n else "their count unrecorded"
+    return (pool, pool["bpc_loss"], se, f"the search's own tokens ({count}; no rescoring, so the front's losses are "
+            f"biased low)", n)
+
+
+def _search_statistics(ok, spec: DesignSpec) -> tuple[dict, str]:
+    """The search's tokens per trial and the median SE of its losses, against the verdict's threshold."""
+    se = ok["bpc_loss_se"].to_numpy(float) if "bpc_loss_se" in ok else np.array([])
+    se = se[np.isfinite(se)]
+    n = float(ok["n_tokens"].iloc[0]) if "n_tokens" in ok and len(ok) else math.nan
+    if not len(se):
+        return ({"search_tokens_per_trial": n, "search_se_median": math.nan},
+                f"The search scored each trial on {_tokens(n)}, too few for a standard error of its loss. ")
+    med = float(np.median(se))
+    out = {"search_tokens_per_trial": n, "search_se_median": med}
+    if med < VERDICT_BPC_LOSS:
+        return out, (f"The search scored each trial on {_tokens(n)}; the median standard error of its losses, "
+                     f"{med:.2g}, is below the {VERDICT_BPC_LOSS:g} threshold. ")
+    need = n * (med / VERDICT_BPC_LOSS) ** 2 if n == n else math.nan
+    out["search_tokens_for_threshold"] = need
+    more = f" (about {_tokens(math.ceil(need))} per trial would bring it below)" if need == need else ""
+    return out, (f"The search scored each trial on {_tokens(n)}; the median standard error of its losses, "
+                 f"{med:.2g}, is not below the {VERDICT_BPC_LOSS:g} threshold{more}: it ranks designs within "
+                 f"their noise. ")
+
+
+def _comparisons(b, spec: DesignSpec, e: float) -> tuple[dict, str]:
+    """The chip against the same chip without the array and the GPU's datapath bound (the headline), then the
+    GPU's board figure and roofline, each at the design's window T."""
+    T = int(b["T"]) if "T" in b and b["T"] == b["T"] else None
+    at = f"T = {T}" if T else "the search's window"
+    gpu, gp = spec.base.energy.gpu, spec.base.energy.gpu_precision
+    a = float(b.get("baseline_digital_same_node_j", b.get("digital_only_chip_j", math.nan)))
+    d = float(b.get("baseline_gpu_datapath_j", math.nan))
+    lo, hi = float(b["gpu_lower_j"]), float(b["gpu_upper_j"])
+    out = {"ratio_to_digital_same_node": e / a, "ratio_to_gpu_datapath": e / d, "T": T}
+    node = float(b["node_nm"]) if "node_nm" in b else math.nan
+    prec = spec.base.energy.digital_precision
+    text = f"At {at}, the design spends {_x(e / a)} the same chip without the array ({_nj(a)}: the attention on its "
+    text += f"digital periphery at {node:g} nm, {prec})"
+    if d == d:
+        text += f" and {_x(e / d)} the {gpu} datapath bound ({_nj(d)}: the same operations at the GPU's node, {prec})"
+    text += (f". Against the {gpu} board figure (TDP / peak at full utilisation, {gp}, plus physical bytes; {at}) "
+             f"of {_nj(lo)} it spends {_x(e / lo)}; the board's roofline upper bound is {_nj(hi)} ({at}). ")
+    return out, text
+
+
 def verdict(df, spec: DesignSpec, recheck=None) -> dict:
-    """The best design at BPC loss ≤ :data:`VERDICT_BPC_LOSS` against the GPU's lower bound and the gain-cell
-    anchor, or what bounds it, in words.
+    """The best design at BPC loss ≤ :data:`VERDICT_BPC_LOSS` against the same chip without the array and the
+    GPU's datapath bound (the headline), the GPU's board figure and the gain-cell anchor, or what bounds it, in
+    words built from the numbers it states.
 
     With ``recheck`` (:func:`mapping.design.recheck.recheck_front`) the front's designs are judged by their loss
-    on the rescoring tokens (independent of the search's), otherwise by the search's own loss (stated with its
-    standard error). Among the designs at the threshold the one with the lowest energy per token is named.
+    on the rescoring tokens (independent of the search's), otherwise by the search's own loss; either way with
+    its standard error and the tokens judged on. The search's own statistics (tokens per trial, median SE) are
+    stated against the threshold. Among the designs at the threshold the one with the lowest energy per token
+    is named.
 
     Returns
     -------
     dict with ``text`` (the verdict in words), ``best_trial`` (or None; ``closest_trial`` then), ``judged_on``,
-    ``bpc_loss`` and ``bpc_loss_se`` of the named design, ``ratio_to_gpu_lower``, ``ratio_to_anchor``,
-    ``decomposition_j`` (its terms, largest first), ``bounded_by``, ``array_gain`` and ``amdahl_max_gain`` (what
-    the array itself buys over a digital chip at the same node), the counts and the reference lines
-    (``gpu_lower_j``, ``gpu_upper_j``, ``anchor_j``).
+    ``n_tokens_judged``, ``bpc_loss`` and ``bpc_loss_se`` of the named design, ``search_tokens_per_trial``,
+    ``search_se_median`` (and ``search_tokens_for_threshold`` when that SE is not below the threshold),
+    ``ratio_to_digital_same_node``, ``ratio_to_gpu_datapath``, ``ratio_to_gpu_lower`` (the board figure),
+    ``ratio_to_anchor``, ``T``, ``decomposition_j`` (its terms, largest first), ``bounded_by``, ``array_gain``
+    and ``amdahl_max_gain``, the counts and the reference lines (``gpu_lower_j``, ``gpu_upper_j``, ``anchor_j``).
     """
     out = {"threshold_bpc_loss": VERDICT_BPC_LOSS, "n_trials": int(len(df)), "best_trial": None}
     if not len(df):
@@ -145,17 +219,9 @@ def verdict(df, spec: DesignSpec, recheck=None) -> dict:
     if "bpc_loss" not in ok or not len(ok):
         out["text"] = f"No trial completed ({len(df)} trials, {int((df['state'] == 'FAIL').sum())} failed)."
         return out
-    rechecked = "recheck_bpc_loss" in ok and ok["recheck_bpc_loss"].notna().any()
-    if rechecked:
-        pool = ok[ok["on_front"] & ok["recheck_bpc_loss"].notna()]
-        loss, se = pool["recheck_bpc_loss"], pool["recheck_bpc_loss_se"]
-        w = int(pool["recheck_windows"].iloc[0])
-        out["judged_on"] = (f"{len(pool)} front designs (the candidates at the loss threshold) rescored on {w} "
-                            f"windows of the test split (tokens the search never saw)")
-    else:
-        pool = ok[ok["feasible"]] if ok["feasible"].any() else ok
-        loss, se = pool["bpc_loss"], pool.get("bpc_loss_se", pool["bpc_loss"] * float("nan"))
-        out["judged_on"] = "the search's own tokens (no rescoring: the front's losses are biased low)"
+    pool, loss, se, out["judged_on"], out["n_tokens_judged"] = _judged(ok, spec)
+    stats, stats_text = _search_statistics(ok, spec)
+    out.update(stats)
     cand = pool[loss <= VERDICT_BPC_LOSS]
     reached = not cand.empty
     b = cand.loc[cand["energy_per_token_j"].idxmin()] if reached else pool.loc[loss.idxmin()]
@@ -168,45 +234,46 @@ def verdict(df, spec: DesignSpec, recheck=None) -> dict:
     floor = float(b["floor_without_array_j"])
     design = ", ".join(f"{f} = {fmt_value(b[f])}" for f in spec.fields)
     gain, amdahl = float(b.get("array_gain", math.nan)), float(b.get("amdahl_max_gain", math.nan))
+    comp, comp_text = _comparisons(b, spec, e)
     out.update(best_trial=int(b["trial"]) if reached else None, closest_trial=None if reached else int(b["trial"]),
                bpc_loss=b_loss, bpc_loss_se=b_se, ratio_to_gpu_lower=e / lo, ratio_to_anchor=e / anc,
                decomposition_j=terms, gpu_lower_j=lo, gpu_upper_j=hi, anchor_j=anc, energy_per_token_j=e,
                area_mm2=float(b["area_mm2"]), latency_per_token_s=float(b["latency_per_token_s"]), design=design,
                array_gain=gain, amdahl_max_gain=amdahl, digital_only_chip_j=float(b.get("digital_only_chip_j",
-                                                                                       math.nan)))
-    pm = f" +- {b_se:.2g}" if math.isfinite(b_se) else ""
-    what = (f"{int(b['trial'])} ({design}): BPC loss {b_loss:.3g}{pm} (judged on {out['judged_on']}), {_nj(e)} per "
-            f"token, {b['area_mm2']:.4g} mm^2, {b['latency_per_token_s'] * 1e9:.4g} ns per token. ")
+                                                                                       math.nan)), **comp)
+    pm = f" +- {b_se:.2g}" if math.isfinite(b_se) else " (no standard error: too few tokens)"
+    what = (f"{int(b['trial'])} ({design}): BPC loss {b_loss:.3g}{pm}, {_nj(e)} per token, {b['area_mm2']:.4g} "
+            f"mm^2, {b['latency_per_token_s'] * 1e9:.4g} ns per token. ")
     head = (f"Best design at BPC loss <= {VERDICT_BPC_LOSS:g}: trial {what}" if reached else
-            f"No design reaches a BPC loss <= {VERDICT_BPC_LOSS:g} (judged on {out['judged_on']}); the search cannot "
-            f"name a design at that loss (widen the space or relax the constraints). The closest, with the lowest "
-            f"loss, is trial {what}")
-    ref = (f"GPU ({spec.base.energy.gpu}, {spec.base.energy.gpu_precision}) lower bound {_nj(lo)}, upper {_nj(hi)}; "
-           f"gain-cell attention (Leroux et al. 2025) {_nj(anc)}, normalised to this model and window: "
-           f"{e / anc:.3g}x it. ")
-    array = (f"The array itself buys {gain:.3g}x over a chip at the same node doing the offloaded work digitally "
-             f"(Amdahl bound {amdahl:.3g}x): the gain over the GPU is the node's and the periphery's, not the "
-             f"oscillators'. " if math.isfinite(gain) and gain < 1.5 else
-             f"The array itself buys {gain:.3g}x over a digital chip at the same node (Amdahl bound {amdahl:.3g}x). "
-             if math.isfinite(gain) else "")
+            f"No design reaches a BPC loss <= {VERDICT_BPC_LOSS:g}; the search cannot name a design at that loss "
+            f"(widen the space or relax the constraints). The closest, with the lowest loss, is trial {what}")
+    judged = f"Losses judged on {out['judged_on']}. " + stats_text
+    ref = (f"Gain-cell attention (Leroux et al. 2025) {_nj(anc)}, normalised to this model and window: {e / anc:.3g}x "
+           f"it. ")
+    array = ""
+    if math.isfinite(gain):
+        array = (f"The array itself {'saves' if gain >= 1 else 'costs'} {_x(max(gain, 1 / gain))} against the same "
+                 f"chip without it (Amdahl bound {amdahl:.3g}x)")
+        array += (": what the design gains over the GPU's board figure is the node's and the periphery's, not the "
+                  "oscillators'. " if e < lo and gain < 1.5 else ". ")
     share = terms[largest] / e
     if e < lo:
         out["bounded_by"] = largest
-        out["text"] = (head + f"It beats the GPU's lower bound by {lo / e:.3g}x. " + ref + array
-                       + f"Its largest term is {largest} ({share:.0%} of its energy).")
+        out["text"] = (head + judged + comp_text + f"It beats the GPU's board figure by {lo / e:.3g}x. " + ref
+                       + array + f"Its largest term is {largest} ({share:.0%} of its energy).")
         return out
     if floor >= lo:
         bound = (f"Without any array term (every oscillator, coupler, DAC, clock, detector and ADC charge at zero) it "
-                 f"would still spend {_nj(floor)}, {floor / lo:.3g}x the GPU's lower bound: the digital periphery, "
+                 f"would still spend {_nj(floor)}, {floor / lo:.3g}x the GPU's board figure: the digital periphery, "
                  f"SRAM and leakage bound it, not the array.")
         out["bounded_by"] = "periphery, SRAM and leakage (floor_without_array_j)"
     else:
         bound = (f"The array's terms are {_nj(e - floor)} of it; the rest (periphery, SRAM, leakage) is {_nj(floor)}, "
-                 f"below the GPU's lower bound, so the array terms bound it: {largest} is the largest.")
+                 f"below the GPU's board figure, so the array terms bound it: {largest} is the largest.")
         out["bounded_by"] = largest
     beaten = "No design at that loss beats" if reached else "It does not beat"
-    out["text"] = (head + f"{beaten} the GPU's lower bound: {'this one ' if reached else 'it '}spends {e / lo:.3g}x it. "
-                   + ref + array + f"Its largest term is {largest} ({share:.0%} of its energy). " + bound)
+    out["text"] = (head + judged + comp_text + f"{beaten} the GPU's board figure. " + ref + array
+                   + f"Its largest term is {largest} ({share:.0%} of its energy). " + bound)
     return out
 
 
@@ -224,7 +291,8 @@ def _report_md(spec: DesignSpec, v: dict, df) -> str:
         lines += [""]
     front = df[df["on_front"]] if len(df) else df
     if len(front):
-        extra = [c for c in ("bpc_loss_se", "recheck_bpc_loss", "recheck_bpc_loss_se", "largest_term") if c in front]
+        extra = [c for c in ("bpc_loss_se", "recheck_bpc_loss", "recheck_bpc_loss_se", "chip_over_digital_same_node",
+                             "chip_over_gpu_datapath", "largest_term") if c in front]
         cols = ["trial", *spec.fields, *spec.objectives, *extra]
         lines += ["## Front", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for _, r in front.sort_values(spec.objectives[0]).iterrows():
