@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -164,6 +166,25 @@ def parse_where(items) -> dict:
     return out
 
 
+@dataclass
+class _Sweep:
+    """What every figure of one :func:`plot_sweep` call reads: the finished rows (dicts), the swept parameters
+    that vary, the seed columns, the folder's meta, the ``--where`` filter, the seed count, and where and how the
+    figures are saved (``save`` counts each on the progress bar)."""
+
+    rows: list
+    params: list
+    meta: dict
+    where: dict | None
+    nseed: int
+    plot_dir: Path
+    formats: tuple
+    save: Callable
+
+    def title(self, text: str) -> str:
+        return _title(f"{self.meta.get('name', '')}{_where_note(self.where)}: {text}")
+
+
 def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=None, formats=("png", "svg"),
                loss: str = "bpc_difference", cost: str = "energy_chip_j_per_token",
                where: dict | None = None, progress: bool | None = False) -> list[Path]:
@@ -196,13 +217,48 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from oscsim.plotting import colorbar, figure, integer_ticks, log_ticks
-
-    from .run import _read_meta, load_results
 
     out = Path(out)
+    meta, df = _finished_points(out, where)
+    plot_dir = Path(plot_dir) if plot_dir else out / "plots"
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    seeds = set(meta.get("seed_columns", ["noise_seed"]))
+    params = [f for f in meta["swept_fields"] if f not in seeds and f in df.columns]
+    params = [p for p in params if df[p].map(_key).nunique() > 1]
+    metrics = [m for m in (metrics or _DEFAULT_METRICS) if m in df.columns]
+    if not metrics:
+        raise ValueError(f"none of the metrics {list(metrics or _DEFAULT_METRICS)} is in the table")
+    rows = df.to_dict("records")
+    nseed = len({tuple(_key(r.get(s)) for s in seeds if s in df.columns) for r in rows})
+    heat_metrics = [m for m in (loss, "mean_layer_rel_error") if m in df.columns]
+    n_figures = (len(metrics) * len(params) + len(heat_metrics) * len(params) * (len(params) - 1) // 2
+                 + (loss in df.columns and cost in df.columns))
+    bar = _bar(n_figures, progress)
+
+    def save(fig, path, formats):  # the module's _save, counted on the bar
+        bar.update(1)
+        return _save(fig, path, formats)
+
+    sw = _Sweep(rows=rows, params=params, meta=meta, where=where, nseed=nseed, plot_dir=plot_dir,
+                formats=formats, save=save)
+    written: list[Path] = []
+    for m in metrics:
+        for p in params:
+            written += _metric_vs_parameter(sw, m, p)
+    for i, p in enumerate(params):
+        for q in params[i + 1:]:
+            for m in heat_metrics:
+                written += _heatmap(sw, m, p, q)
+    if loss in df.columns and cost in df.columns:
+        written += _pareto(sw, loss, cost)
+    bar.close()
+    return written
+
+
+def _finished_points(out: Path, where: dict | None):
+    """(meta, table) of a sweep folder: its finished points, those matching ``where``."""
+    from .run import _read_meta, load_results
+
     meta = _read_meta(out)
     df = load_results(out)
     if len(df) == 0 or not (df["status"] == "ok").any():
@@ -214,158 +270,153 @@ def plot_sweep(out: str | Path, plot_dir: str | Path | None = None, *, metrics=N
         df = df[df[f].map(lambda v: _matches(v, want))]
         if len(df) == 0:
             raise ValueError(f"--where {f}={want!r}: no finished point has this value")
-    plot_dir = Path(plot_dir) if plot_dir else out / "plots"
-    plot_dir.mkdir(parents=True, exist_ok=True)
-    seeds = set(meta.get("seed_columns", ["noise_seed"]))
-    params = [f for f in meta["swept_fields"] if f not in seeds and f in df.columns]
-    params = [p for p in params if df[p].map(_key).nunique() > 1]
-    metrics = [m for m in (metrics or _DEFAULT_METRICS) if m in df.columns]
-    if not metrics:
-        raise ValueError(f"none of the metrics {list(metrics or _DEFAULT_METRICS)} is in the table")
-    rows = df.to_dict("records")
-    nseed = len({tuple(_key(r.get(s)) for s in seeds if s in df.columns) for r in rows})
-    written: list[Path] = []
-    heat_metrics = [m for m in (loss, "mean_layer_rel_error") if m in df.columns]
-    n_figures = (len(metrics) * len(params) + len(heat_metrics) * len(params) * (len(params) - 1) // 2
-                 + (loss in df.columns and cost in df.columns))
-    bar = _bar(n_figures, progress)
+    return meta, df
 
-    def save(fig, path, formats):  # the module's _save, counted on the bar
-        bar.update(1)
-        return _save(fig, path, formats)
 
-    # designs: combinations of the swept parameters, with per-seed values
-    designs: dict = {}
+def _metric_vs_parameter(sw: _Sweep, m: str, p: str) -> list:
+    """Metric ``m`` against parameter ``p``: the mean over seeds, the band the min–max over seeds, one curve per
+    combination of the other parameters (their mean when more than :data:`MAX_CURVES`)."""
+    import matplotlib.pyplot as plt
+
+    from oscsim.plotting import figure, integer_ticks, log_ticks
+
+    rows, params = sw.rows, sw.params
+    fm, ylab = _scaled(m, [r[m] for r in rows])
+    others = [q for q in params if q != p]
+    groups: dict = {}
     for r in rows:
-        k = tuple(_key(r[p]) for p in params)
-        designs.setdefault(k, []).append(r)
-
-    # ---- metric vs parameter, band over seeds
-    for m in metrics:
-        fm, ylab = _scaled(m, [r[m] for r in rows])
-        for p in params:
-            others = [q for q in params if q != p]
-            groups: dict = {}
-            for r in rows:
-                g = tuple(_key(r[q]) for q in others)
-                groups.setdefault(g, []).append(r)
-            if len(groups) > MAX_CURVES:
-                groups = {(): rows}
-                note = f"mean over seeds and over {', '.join(others)}; band: min–max"
-            else:
-                note = f"mean over {nseed} seed(s); band: min–max over seeds"
-            xs_all = [r[p] for r in rows]
-            numeric = _numeric(xs_all)
-            cats = sorted({_key(v) for v in xs_all})
-            fx, xlab = _scaled(p, xs_all) if numeric else (1.0, _label(p))
-            fig, ax = figure(width=5.6, height=3.8)
-            for n, (g, rs) in enumerate(groups.items()):
-                byx: dict = {}
-                for r in rs:
-                    byx.setdefault(_key(r[p]), []).append(float(r[m]))
-                keys = sorted(byx, key=(lambda k: float(json.loads(k))) if numeric else cats.index)
-                x = np.array([float(json.loads(k)) * fx if numeric else cats.index(k) for k in keys])
-                vals = [np.array(byx[k]) * fm for k in keys]
-                mean = [np.nanmean(v) for v in vals]
-                lo = [np.nanmin(v) for v in vals]
-                hi = [np.nanmax(v) for v in vals]
-                lab = _design_label({q: json.loads(v) for q, v in zip(others, g)}) if g else "mean"
-                # curves that coincide stay visible: each its own marker and dash
-                line, = ax.plot(x, mean, marker=_MARKERS[n % len(_MARKERS)], ls=_STYLES[n % len(_STYLES)],
-                                ms=4.5 - 0.4 * n, lw=1.3, label=lab, alpha=0.9)
-                ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
-            if numeric:
-                xv = np.array([float(v) for v in xs_all])
-                if np.all(xv > 0) and xv.max() / xv.min() >= 20:
-                    ax.set_xscale("log")
-                    log_ticks(ax, "x")
-                elif _is_integer_axis(p, xs_all):
-                    integer_ticks(ax, "x")
-            else:
-                ax.set_xticks(range(len(cats)), [_fmt(json.loads(c)) for c in cats])
-            ax.set_xlabel(xlab)
-            ax.set_ylabel(ylab)
-            ax.set_title(_title(f"{meta.get('name', '')}{_where_note(where)}: {note}"), fontsize=8)
-            if len(groups) > 1:
-                ax.legend(fontsize=7, title=", ".join(q.split(".")[-1] for q in others), title_fontsize=7,
-                          loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the axes: no curve hidden
-            written += save(fig, plot_dir / f"{m}_vs_{p.replace('.', '_')}", formats)
-            plt.close(fig)
-
-    # ---- heatmaps over pairs of parameters (mean over seeds and the remaining parameters)
-    for i, p in enumerate(params):
-        for q in params[i + 1:]:
-            for m in heat_metrics:
-                kp = sorted({_key(r[p]) for r in rows}, key=_sort_key)
-                kq = sorted({_key(r[q]) for r in rows}, key=_sort_key)
-                Z = np.full((len(kq), len(kp)), np.nan)
-                for a, x in enumerate(kp):
-                    for b, y in enumerate(kq):
-                        v = [float(r[m]) for r in rows if _key(r[p]) == x and _key(r[q]) == y]
-                        if v:
-                            Z[b, a] = np.nanmean(v)
-                fz, zlab = _scaled(m, Z[np.isfinite(Z)])
-                Z = Z * fz
-                fig, ax = figure(width=5.6, height=4.2)
-                ax.grid(False)
-                im = ax.imshow(Z, origin="lower", aspect="auto", cmap="viridis")
-                for a in range(len(kp)):
-                    for b in range(len(kq)):
-                        if np.isfinite(Z[b, a]):  # dark text on the light end of the colour map
-                            light = im.norm(Z[b, a]) > 0.6
-                            ax.text(a, b, f"{Z[b, a]:.3g}", ha="center", va="center", fontsize=7,
-                                    color="k" if light else "w")
-                ax.set_xticks(range(len(kp)), [_fmt(json.loads(k)) for k in kp])
-                ax.set_yticks(range(len(kq)), [_fmt(json.loads(k)) for k in kq])
-                ax.set_xlabel(_label(p))
-                ax.set_ylabel(_label(q))
-                colorbar(fig, im, ax, zlab)
-                ax.set_title(_title(f"{meta.get('name', '')}{_where_note(where)}: mean over seeds and other "
-                                    "parameters"), fontsize=8)
-                written += save(fig, plot_dir / f"heatmap_{m}_{p.replace('.', '_')}_{q.replace('.', '_')}", formats)
-                plt.close(fig)
-
-    # ---- Pareto front: BPC loss vs chip energy per token, one dot per design (mean over seeds)
-    if loss in df.columns and cost in df.columns:
-        keys = list(designs)
-        fc_, xlab = _scaled(cost, [r[cost] for r in rows])
-        c = np.array([np.nanmean([float(r[cost]) for r in designs[k]]) for k in keys]) * fc_
-        lval = np.array([np.nanmean([float(r[loss]) for r in designs[k]]) for k in keys])
-        lo = np.array([np.nanmin([float(r[loss]) for r in designs[k]]) for k in keys])
-        hi = np.array([np.nanmax([float(r[loss]) for r in designs[k]]) for k in keys])
-        front = pareto_front(c, lval)
-        fig, ax = figure(width=6.4, height=4.6)
-        ax.errorbar(c[~front], lval[~front], yerr=np.vstack([lval[~front] - lo[~front], hi[~front] - lval[~front]]),
-                    fmt="o", color="0.6", ms=4, elinewidth=0.8, label="dominated designs")
-        order = np.argsort(c[front])
-        fc, fl = c[front][order], lval[front][order]
-        ax.errorbar(c[front], lval[front], yerr=np.vstack([lval[front] - lo[front], hi[front] - lval[front]]), fmt="o",
-                    color="C3", ms=5, elinewidth=0.8, label="Pareto front")
-        ax.plot(fc, fl, "-", color="C3", lw=1, label="_front line")
-        # front designs: a number at the point (kept inside the axes), the design it stands for in the legend
-        front_keys = [k for k, f in zip(keys, front) if f]
-        fx, fy = c[front], lval[front]
-        xmid = np.nanmean(ax.get_xlim()) if not np.all(fx > 0) else np.sqrt(np.prod(ax.get_xlim()))
-        from matplotlib.lines import Line2D
-
-        handles, labels = ax.get_legend_handles_labels()
-        for n, (k, x, y) in enumerate(sorted(zip(front_keys, fx, fy), key=lambda t: t[1]), start=1):
-            dx = -10 if x > xmid else 6
-            ax.annotate(str(n), (float(x), float(y)), textcoords="offset points", xytext=(dx, 5), fontsize=7,
-                        color="C3", annotation_clip=True)
-            handles.append(Line2D([], [], ls="none", marker=f"${n}$", color="C3", ms=6))
-            labels.append(_design_label({p: json.loads(v) for p, v in zip(params, k)}))
-        if np.all(c[np.isfinite(c)] > 0) and np.nanmax(c) / np.nanmin(c) >= 20:
+        g = tuple(_key(r[q]) for q in others)
+        groups.setdefault(g, []).append(r)
+    if len(groups) > MAX_CURVES:
+        groups = {(): rows}
+        note = f"mean over seeds and over {', '.join(others)}; band: min–max"
+    else:
+        note = f"mean over {sw.nseed} seed(s); band: min–max over seeds"
+    xs_all = [r[p] for r in rows]
+    numeric = _numeric(xs_all)
+    cats = sorted({_key(v) for v in xs_all})
+    fx, xlab = _scaled(p, xs_all) if numeric else (1.0, _label(p))
+    fig, ax = figure(width=5.6, height=3.8)
+    for n, (g, rs) in enumerate(groups.items()):
+        byx: dict = {}
+        for r in rs:
+            byx.setdefault(_key(r[p]), []).append(float(r[m]))
+        keys = sorted(byx, key=(lambda k: float(json.loads(k))) if numeric else cats.index)
+        x = np.array([float(json.loads(k)) * fx if numeric else cats.index(k) for k in keys])
+        vals = [np.array(byx[k]) * fm for k in keys]
+        mean = [np.nanmean(v) for v in vals]
+        lo = [np.nanmin(v) for v in vals]
+        hi = [np.nanmax(v) for v in vals]
+        lab = _design_label({q: json.loads(v) for q, v in zip(others, g)}) if g else "mean"
+        # curves that coincide stay visible: each its own marker and dash
+        line, = ax.plot(x, mean, marker=_MARKERS[n % len(_MARKERS)], ls=_STYLES[n % len(_STYLES)],
+                        ms=4.5 - 0.4 * n, lw=1.3, label=lab, alpha=0.9)
+        ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
+    if numeric:
+        xv = np.array([float(v) for v in xs_all])
+        if np.all(xv > 0) and xv.max() / xv.min() >= 20:
             ax.set_xscale("log")
             log_ticks(ax, "x")
-        ax.set_xlabel(xlab)
-        ax.set_ylabel(_label(loss))
-        ax.set_title(_title(f"{meta.get('name', '')}{_where_note(where)}: {len(keys)} designs, mean over {nseed} "
-                            "seed(s) (bars: min–max); front: lower energy and lower loss"), fontsize=8)
-        fig.legend(handles, labels, loc="outside lower center", ncols=2 if len(labels) > 4 else 1, fontsize=7)
-        written += save(fig, plot_dir / "pareto_bpc_loss_vs_energy", formats)
-        plt.close(fig)
-    bar.close()
+        elif _is_integer_axis(p, xs_all):
+            integer_ticks(ax, "x")
+    else:
+        ax.set_xticks(range(len(cats)), [_fmt(json.loads(c)) for c in cats])
+    ax.set_xlabel(xlab)
+    ax.set_ylabel(ylab)
+    ax.set_title(sw.title(note), fontsize=8)
+    if len(groups) > 1:
+        ax.legend(fontsize=7, title=", ".join(q.split(".")[-1] for q in others), title_fontsize=7,
+                  loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the axes: no curve hidden
+    written = sw.save(fig, sw.plot_dir / f"{m}_vs_{p.replace('.', '_')}", sw.formats)
+    plt.close(fig)
+    return written
+
+
+def _heatmap(sw: _Sweep, m: str, p: str, q: str) -> list:
+    """Metric ``m`` over the pair of parameters (``p``, ``q``): the mean over seeds and the other parameters."""
+    import matplotlib.pyplot as plt
+
+    from oscsim.plotting import colorbar, figure
+
+    rows = sw.rows
+    kp = sorted({_key(r[p]) for r in rows}, key=_sort_key)
+    kq = sorted({_key(r[q]) for r in rows}, key=_sort_key)
+    Z = np.full((len(kq), len(kp)), np.nan)
+    for a, x in enumerate(kp):
+        for b, y in enumerate(kq):
+            v = [float(r[m]) for r in rows if _key(r[p]) == x and _key(r[q]) == y]
+            if v:
+                Z[b, a] = np.nanmean(v)
+    fz, zlab = _scaled(m, Z[np.isfinite(Z)])
+    Z = Z * fz
+    fig, ax = figure(width=5.6, height=4.2)
+    ax.grid(False)
+    im = ax.imshow(Z, origin="lower", aspect="auto", cmap="viridis")
+    for a in range(len(kp)):
+        for b in range(len(kq)):
+            if np.isfinite(Z[b, a]):  # dark text on the light end of the colour map
+                light = im.norm(Z[b, a]) > 0.6
+                ax.text(a, b, f"{Z[b, a]:.3g}", ha="center", va="center", fontsize=7,
+                        color="k" if light else "w")
+    ax.set_xticks(range(len(kp)), [_fmt(json.loads(k)) for k in kp])
+    ax.set_yticks(range(len(kq)), [_fmt(json.loads(k)) for k in kq])
+    ax.set_xlabel(_label(p))
+    ax.set_ylabel(_label(q))
+    colorbar(fig, im, ax, zlab)
+    ax.set_title(sw.title("mean over seeds and other parameters"), fontsize=8)
+    written = sw.save(fig, sw.plot_dir / f"heatmap_{m}_{p.replace('.', '_')}_{q.replace('.', '_')}", sw.formats)
+    plt.close(fig)
+    return written
+
+
+def _pareto(sw: _Sweep, loss: str, cost: str) -> list:
+    """BPC loss against chip energy per token, one dot per design (mean over seeds, bars min–max), the front
+    numbered at its points and named in the legend."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    from oscsim.plotting import figure, log_ticks
+
+    rows, params = sw.rows, sw.params
+    designs: dict = {}  # combinations of the swept parameters, with per-seed values
+    for r in rows:
+        designs.setdefault(tuple(_key(r[p]) for p in params), []).append(r)
+    keys = list(designs)
+    fc_, xlab = _scaled(cost, [r[cost] for r in rows])
+    c = np.array([np.nanmean([float(r[cost]) for r in designs[k]]) for k in keys]) * fc_
+    lval = np.array([np.nanmean([float(r[loss]) for r in designs[k]]) for k in keys])
+    lo = np.array([np.nanmin([float(r[loss]) for r in designs[k]]) for k in keys])
+    hi = np.array([np.nanmax([float(r[loss]) for r in designs[k]]) for k in keys])
+    front = pareto_front(c, lval)
+    fig, ax = figure(width=6.4, height=4.6)
+    ax.errorbar(c[~front], lval[~front], yerr=np.vstack([lval[~front] - lo[~front], hi[~front] - lval[~front]]),
+                fmt="o", color="0.6", ms=4, elinewidth=0.8, label="dominated designs")
+    order = np.argsort(c[front])
+    fc, fl = c[front][order], lval[front][order]
+    ax.errorbar(c[front], lval[front], yerr=np.vstack([lval[front] - lo[front], hi[front] - lval[front]]), fmt="o",
+                color="C3", ms=5, elinewidth=0.8, label="Pareto front")
+    ax.plot(fc, fl, "-", color="C3", lw=1, label="_front line")
+    # front designs: a number at the point (kept inside the axes), the design it stands for in the legend
+    front_keys = [k for k, f in zip(keys, front) if f]
+    fx, fy = c[front], lval[front]
+    xmid = np.nanmean(ax.get_xlim()) if not np.all(fx > 0) else np.sqrt(np.prod(ax.get_xlim()))
+    handles, labels = ax.get_legend_handles_labels()
+    for n, (k, x, y) in enumerate(sorted(zip(front_keys, fx, fy), key=lambda t: t[1]), start=1):
+        dx = -10 if x > xmid else 6
+        ax.annotate(str(n), (float(x), float(y)), textcoords="offset points", xytext=(dx, 5), fontsize=7,
+                    color="C3", annotation_clip=True)
+        handles.append(Line2D([], [], ls="none", marker=f"${n}$", color="C3", ms=6))
+        labels.append(_design_label({p: json.loads(v) for p, v in zip(params, k)}))
+    if np.all(c[np.isfinite(c)] > 0) and np.nanmax(c) / np.nanmin(c) >= 20:
+        ax.set_xscale("log")
+        log_ticks(ax, "x")
+    ax.set_xlabel(xlab)
+    ax.set_ylabel(_label(loss))
+    ax.set_title(sw.title(f"{len(keys)} designs, mean over {sw.nseed} seed(s) (bars: min–max); front: lower "
+                          "energy and lower loss"), fontsize=8)
+    fig.legend(handles, labels, loc="outside lower center", ncols=2 if len(labels) > 4 else 1, fontsize=7)
+    written = sw.save(fig, sw.plot_dir / "pareto_bpc_loss_vs_energy", sw.formats)
+    plt.close(fig)
     return written
 
 
