@@ -9,15 +9,20 @@ The conventions:
   energies in nJ or µJ, not J), so no axis needs an offset or a ``1e−7`` multiplier above it (both are
   switched off here, and :func:`layout_problems` reports one that appears);
 - axes of integers (bits, layers, heads) get integer ticks (:func:`integer_ticks`); a log axis labels at
-  most six decades (:func:`log_ticks`);
+  most six decades (:func:`log_ticks`), and only values spanning a decade or more get one
+  (:func:`log_or_linear`: inside one decade a log axis shows no tick number); a log axis of a quantity with a
+  unit labels each tick in its own SI prefix (:func:`si_log_ticks`: "10 nJ", "1 µJ"), and numbers in text
+  carry theirs (:func:`si_format`: "3.07 nJ", not "0.00307 µJ");
 - figures use constrained layout (:func:`figure`), so titles, labels and legends stay inside; a legend names
   every series of its axes.
 
 :func:`layout_problems` checks a figure as it is drawn, from matplotlib's own extents of the text
-(tight bounding boxes): tick labels of an axis do not overlap each other, titles and axis labels overlap no
-tick label or other label, every text lies inside the figure (and an annotation inside its axes), every axis
-that shows data has a label with a unit, and several series come with a legend. The tests run it on every
-figure kind the project draws (tests/test_plots_layout.py).
+(tight bounding boxes) and its rendering: every value axis shows at least two tick numbers, tick labels of an
+axis do not overlap each other, titles and axis labels overlap no tick label or other label and run into no
+other axes (a colourbar), every text lies inside the figure (and an annotation inside its axes), every axis
+that shows data has a label with a unit, SI numbers stay between 0.1 and 1000, several series come with a
+legend, and every series the legend names leaves a visible mark. The tests run it on every figure kind the
+project draws, ``make demo``'s included (tests/test_plots_layout.py).
 """
 
 from __future__ import annotations
