@@ -298,13 +298,15 @@ def ladder_figures(res, x, traj, levels, *, layer, head, T, kh, cfg, dev, plot_d
     fig.savefig(p1)
     plt.close(fig)
     fig, ax = _figure(1, 7.5, 4.4)
-    for j, t in enumerate(np.unique(np.linspace(1, T - 1, 4).astype(int))):
+    from matplotlib.lines import Line2D
+
+    for j, t in enumerate(_tokens_to_show(x["closed-form"][:, 0], 4)):
         c = f"C{j}"
         if "macromodel" in traj:
             ts, tr = traj["macromodel"]
             ax.plot(ts, tr[:, 0, t], color=c, label=f"token t={t}, macromodel")
         ax.plot([0, cfg.settle_cycles], [0, cfg.kappa_tau * x["closed-form"][t, 0]], "--", color=c, lw=0.8,
-                label="closed form, first order (dashed)" if j == 0 else "_same colour as its token")
+                label="_same colour as its token")
         for name, mk in (("circuit", "o"), ("spice", "x")):
             if name in traj:
                 tk, dpsi = traj[name][t]
@@ -314,7 +316,10 @@ def ladder_figures(res, x, traj, levels, *, layer, head, T, kh, cfg, dev, plot_d
     ax.set_xlabel("time [cycles of f0]; couplers off at tau_s (grey line)")
     ax.set_ylabel("theta_t(s) - theta_t(0), coord. 0 [rad]")
     ax.set_title(f"trajectories per rung (layer {layer}, head {head})")
-    ax.legend(fontsize=7)
+    handles, labels = ax.get_legend_handles_labels()
+    handles.append(Line2D([], [], color="0.3", ls="--", lw=0.8))
+    labels.append("closed form, first order (dashed, colour of its token)")
+    ax.legend(handles, labels, fontsize=7)
     p2 = plot_dir / f"ladder_trajectories_L{layer}_H{head}.png"
     fig.savefig(p2)
     plt.close(fig)
