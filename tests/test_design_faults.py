@@ -184,3 +184,40 @@ def test_the_storage_url_is_expanded_when_opened_and_written_as_given(spec_path,
     with pytest.raises(DesignDirError, match="is being driven"):  # the folder's lock is held by its driver only
         with DriverLock(tmp_path / "d"), DriverLock(tmp_path / "d"):
             pass
+
+
+def test_ctrl_c_says_how_many_trials_are_saved_and_how_to_resume(spec_path, tmp_path, capsys, monkeypatch):
+    import mapping.design.study as study
+
+    real, calls = study._evaluate_batch, []
+
+    def interrupted(*a, **k):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    spec_path.write_text(SPEC.replace("trials = 2", "trials = 4"))
+    monkeypatch.setattr(study, "_evaluate_batch", interrupted)
+    rc, err = _cli(capsys, "design", spec_path, "--out", tmp_path / "d", "--workers", "0", "--no-progress")
+    assert rc == 130 and "Traceback" not in err
+    assert f"2 of 4 trials are saved in {tmp_path / 'd'} (rerun the same command to resume)" in err, err
+
+
+def test_a_missing_checkpoint_and_a_window_longer_than_the_model_are_refused_before_any_folder(spec_path, tmp_path,
+                                                                                               capsys):
+    for old, new, msg in (('checkpoint = "kuramoto-tiny"', 'checkpoint = "no-such-model"', "not found"),
+                          ("seq_len = 16", "seq_len = 4096", "tokens.seq_len = 4096 is longer than the model's")):
+        spec_path.write_text(SPEC.replace(old, new))
+        rc, err = _cli(capsys, "design", spec_path, "--out", tmp_path / "x", "--workers", "2")
+        assert rc == 2
+        _one_line(err, msg)
+        assert not (tmp_path / "x").exists()
+
+
+def test_a_corrupt_recheck_parquet_is_named(tmp_path):
+    from mapping.design.results import load_recheck
+
+    (tmp_path / "recheck.parquet").write_bytes(b"PAR1 cut short")
+    with pytest.raises(ValueError, match="recheck.parquet is damaged .*; delete it to rescore the front"):
+        load_recheck(tmp_path)

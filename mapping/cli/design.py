@@ -17,11 +17,13 @@ def _run_design(args) -> int:
     from ..design.recheck import default_recheck_windows, recheck_front
     from ..design.spec import load_design_spec
     from ..design.study import run_design
+    from ..sweep.executors import security_from_args
 
     if args.workers < 0:
         raise ValueError(f"--workers must be >= 0 (0: in this process), got {args.workers}")
     if args.recheck_windows is not None and args.recheck_windows < 0:
         raise ValueError(f"--recheck-windows must be >= 0 (0: no rescoring), got {args.recheck_windows}")
+    security = security_from_args(args)
     spec = load_design_spec(args.spec)  # every field and both ends of every range validated here
     if args.trials is not None:
         import dataclasses
@@ -39,7 +41,6 @@ def _run_design(args) -> int:
         print(f"oscsim design: {spec.name}: {spec.trials} trials ({spec.sampler}, seed {spec.seed}, population "
               f"{spec.population}; spec {spec.spec_hash}) into {args.out} {where}", file=sys.stderr)
     progress = False if (args.json or args.no_progress) else None
-    security = tls_security(args)
     df = run_design(spec, args.out, workers=args.workers, scheduler=args.scheduler, storage=args.storage,
                     progress=progress, spec_text=Path(args.spec).read_text(), security=security)
     if len(df) and not (df["state"] == "COMPLETE").any():
@@ -63,29 +64,6 @@ def _run_design(args) -> int:
         print(f"tables {Path(args.out) / 'trials.parquet'}, {Path(args.out) / 'front.parquet'}; report "
               f"{Path(args.out) / 'report.md'}; plots {Path(args.out) / 'plots'}, page {Path(args.out) / 'front.html'}")
     return 0
-
-
-def tls_security(args):
-    """The ``distributed.Security`` of ``--tls-ca-file/--tls-cert/--tls-key`` (None when none is given: a
-    ``tls://`` scheduler then uses Dask's configuration)."""
-    if args.tls_ca_file is None and args.tls_cert is None and args.tls_key is None:
-        return None
-    if not args.scheduler:
-        raise ValueError("--tls-ca-file, --tls-cert and --tls-key go with --scheduler tls://HOST:PORT")
-    from ..sweep.executors import dask_security
-
-    return dask_security(args.tls_ca_file, args.tls_cert, args.tls_key)
-
-
-def add_tls_options(p) -> None:
-    """``--tls-ca-file``, ``--tls-cert``, ``--tls-key``: the files of a secured Dask cluster (docs/sweeps.md)."""
-    p.add_argument("--tls-ca-file", metavar="PEM", default=None,
-                   help="with --scheduler tls://...: the certificate authority of the cluster (default: Dask's "
-                        "configuration, distributed.comm.tls.ca-file)")
-    p.add_argument("--tls-cert", metavar="PEM", default=None, help="this client's certificate (default: Dask's "
-                                                                    "distributed.comm.tls.client.cert)")
-    p.add_argument("--tls-key", metavar="PEM", default=None, help="this client's private key, unless --tls-cert "
-                                                                   "holds it (default: Dask's configuration)")
 
 
 def register(subparsers) -> None:
@@ -112,6 +90,7 @@ def register(subparsers) -> None:
                    help="after the study, rescore the front's candidate designs on N windows of the test split "
                         "and judge the verdict by them (0: no rescoring; default: the windows that make 2,048 "
                         "tokens, whose loss has a standard error below the 0.05 threshold on the default chip)")
+    from ..sweep.executors import add_tls_options
     from .common import add_set_option
 
     add_set_option(p, "on the spec's base chip, [chip]; a different base is a different study")

@@ -34,7 +34,12 @@ def load_recheck(out: str | Path):
     import pandas as pd
 
     p = Path(out) / RECHECK
-    return pd.read_parquet(p) if p.is_file() else None
+    if not p.is_file():
+        return None
+    try:
+        return pd.read_parquet(p)
+    except (OSError, ValueError) as exc:  # a cut or garbled file (pyarrow's errors are of these kinds)
+        raise ValueError(f"{p} is damaged ({str(exc).splitlines()[0]}); delete it to rescore the front") from None
 
 
 #: Columns that are measurements of the run, not functions of the trial.

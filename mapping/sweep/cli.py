@@ -79,10 +79,12 @@ def _run_sweep(args) -> int:
           + (f" on the Dask cluster at {args.scheduler}" if args.scheduler else
              f" on {args.workers} local worker process(es)" if args.workers else " in this process"),
           file=sys.stderr)
+    from .executors import security_from_args
+
     t0 = time.perf_counter()
     table = run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler,
                       progress=False if args.no_progress else None, retry_failed=args.retry_failed,
-                      spec_text=Path(args.spec).read_text())
+                      spec_text=Path(args.spec).read_text(), security=security_from_args(args))
     st = sweep_status(args.out, table)
     print(summary_line(st, table, spec.swept_fields, time.perf_counter() - t0, Path(args.out) / "results.parquet"))
     if args.csv is not None:
@@ -100,7 +102,11 @@ def register_sweep(subparsers) -> None:
     p.add_argument("--out", metavar="DIR", help="sweep folder (created, or resumed if it holds this spec's sweep)")
     p.add_argument("--workers", type=int, default=1, help="local worker processes (0: in this process)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="submit to a running dask.distributed scheduler (e.g. tcp://host:8786) instead")
+                   help="submit to a running dask.distributed scheduler (e.g. tcp://host:8786, or tls://host:8786 "
+                        "with --tls-* or Dask's TLS configuration) instead")
+    from .executors import add_tls_options
+
+    add_tls_options(p)
     p.add_argument("--status", metavar="DIR", default=None, help="print done/failed/remaining of a sweep folder")
     p.add_argument("--csv", metavar="PATH", nargs="?", const="", default=None,
                    help="also write the table as CSV, to PATH or without one to DIR/results.csv (default: no CSV)")

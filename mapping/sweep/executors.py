@@ -17,7 +17,8 @@ import sys
 
 from .point import _error_row, compute_point
 
-__all__ = ["LocalWorkers", "run_tasks", "DASK_WORKER_ENV", "dask_cluster_options", "dask_security"]
+__all__ = ["LocalWorkers", "run_tasks", "DASK_WORKER_ENV", "dask_cluster_options", "dask_security",
+           "add_tls_options", "security_from_args"]
 
 _MAX_POOL_RESTARTS = 3  # local pool: a worker that dies (OOM, kill) is replaced this many times per run
 
@@ -234,6 +235,30 @@ def dask_security(ca_file: str | None = None, cert: str | None = None, key: str 
     if ca_file is None or cert is None:
         raise ValueError("TLS needs --tls-ca-file and --tls-cert (and --tls-key unless the certificate holds the key)")
     return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
+
+
+def add_tls_options(p) -> None:
+    """``--tls-ca-file``, ``--tls-cert``, ``--tls-key`` on a command's parser: the files of a secured Dask
+    cluster (docs/sweeps.md, "A secured cluster")."""
+    p.add_argument("--tls-ca-file", metavar="PEM", default=None,
+                   help="with --scheduler tls://...: the certificate authority of the cluster (default: Dask's "
+                        "configuration, distributed.comm.tls.ca-file)")
+    p.add_argument("--tls-cert", metavar="PEM", default=None, help="this client's certificate (default: Dask's "
+                                                                    "distributed.comm.tls.client.cert)")
+    p.add_argument("--tls-key", metavar="PEM", default=None, help="this client's private key, unless --tls-cert "
+                                                                   "holds it (default: Dask's configuration)")
+
+
+def security_from_args(args):
+    """The ``distributed.Security`` of ``--tls-ca-file/--tls-cert/--tls-key`` (None when none is given: a
+    ``tls://`` scheduler then uses Dask's configuration)."""
+    if args.tls_ca_file is None and args.tls_cert is None and args.tls_key is None:
+        return None
+    if not args.scheduler:
+        raise ValueError("--tls-ca-file, --tls-cert and --tls-key go with --scheduler tls://HOST:PORT")
+    if not str(args.scheduler).startswith("tls://"):
+        raise ValueError(f"--tls-* options need a tls:// scheduler address, got {args.scheduler}")
+    return dask_security(args.tls_ca_file, args.tls_cert, args.tls_key)
 
 
 def dask_cluster_options(cores: int | None = None) -> dict:

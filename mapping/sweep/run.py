@@ -321,7 +321,8 @@ def _tasks(spec: SweepSpec) -> list:
 
 
 def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: str | None = None,
-              progress: bool | None = None, retry_failed: bool = False, spec_text: str | None = None):
+              progress: bool | None = None, retry_failed: bool = False, spec_text: str | None = None,
+              security=None):
     """Run (or resume) a sweep into the folder ``out`` and return its table.
 
     Parameters
@@ -334,14 +335,17 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
     workers : int
         Local worker processes (spawned); 0 computes the points in this process. Ignored with ``scheduler``.
     scheduler : str, optional
-        Address of a running ``dask.distributed`` scheduler (``tcp://host:8786``); the points are submitted
-        to it (its workers must have this package installed).
+        Address of a running ``dask.distributed`` scheduler (``tcp://host:8786``, or ``tls://host:8786`` for a
+        secured one); the points are submitted to it (its workers must have this package installed).
     progress : bool, optional
         tqdm bar over points with an ETA on stderr (default: when stderr is a terminal).
     retry_failed : bool
         Compute again the points recorded with ``status = 'error'``.
     spec_text : str, optional
         The spec file's text, copied to ``out/spec.toml`` when the folder is created.
+    security : distributed.Security, optional
+        The TLS settings of a ``tls://`` scheduler (:func:`mapping.sweep.executors.dask_security`, or
+        ``Security.temporary()`` for a cluster made in this process); default: Dask's configuration.
 
     Returns
     -------
@@ -381,7 +385,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int = 1, scheduler: 
 
     try:
         try:
-            run_tasks(tasks, workers, scheduler, sink)
+            run_tasks(tasks, workers, scheduler, sink, security=security)
         except BaseException:  # stopped: the table still gets every point the parts hold
             with contextlib.suppress(Exception):
                 _compact(out, parts, order)
