@@ -288,8 +288,8 @@ def test_table_rewritten_at_most_every_compact_interval_and_on_interrupt(spec_pa
 
     monkeypatch.setattr(sr, "COMPACT_EVERY_S", 1e9)
     real_run_tasks = sr.run_tasks
-    monkeypatch.setattr(sr, "run_tasks", lambda tasks, w, sch, sink: real_run_tasks(tasks, w, sch, sink,
-                                                                                     compute=compute_then_stop))
+    monkeypatch.setattr(sr, "run_tasks", lambda tasks, w, sch, sink, **kw: real_run_tasks(tasks, w, sch, sink,
+                                                                                           compute=compute_then_stop))
     with pytest.raises(KeyboardInterrupt):
         sr.run_sweep(spec, tmp_path / "stopped", workers=0, progress=False)
     table = pd.read_parquet(tmp_path / "stopped" / "results.parquet")
