@@ -207,7 +207,7 @@ def test_ctrl_c_says_how_many_trials_are_saved_and_how_to_resume(spec_path, tmp_
 def test_a_missing_checkpoint_and_a_window_longer_than_the_model_are_refused_before_any_folder(spec_path, tmp_path,
                                                                                                capsys):
     for old, new, msg in (('checkpoint = "kuramoto-tiny"', 'checkpoint = "no-such-model"', "not found"),
-                          ("seq_len = 16", "seq_len = 4096", "tokens.seq_len = 4096 is longer than the model's")):
+                          ("seq_len = 16", "seq_len = 4096", "tokens.seq_len = 4096 is longer than the chip's context")):
         spec_path.write_text(SPEC.replace(old, new))
         rc, err = _cli(capsys, "design", spec_path, "--out", tmp_path / "x", "--workers", "2")
         assert rc == 2
