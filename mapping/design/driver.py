@@ -28,6 +28,7 @@ import os
 import re
 import signal
 import socket
+import time
 from pathlib import Path
 
 __all__ = ["DesignDirError", "DriverLock", "storage_errors", "kill_point", "KILL_ENV", "KILL_POINTS", "expand_env",
@@ -65,8 +66,14 @@ class DriverLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            holder = ""
+            for _ in range(50):  # the holder writes its name just after taking the lock: give it 0.5 s
+                holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
+                if holder:
+                    break
+                time.sleep(0.01)
             os.close(fd)
+            holder = holder or "another process"
             raise DesignDirError(f"{self.path.parent} is being driven by {holder} (one driver per study keeps its "
                                  f"trials deterministic); wait for it, or stop it and rerun") from None
         except BaseException:
