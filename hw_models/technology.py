@@ -444,18 +444,12 @@ class TechnologyNode:
             kp_p_a_per_v2=base.kp_p_a_per_v2 * s_k, a_vt_n_v_m=base.a_vt_n_v_m * s_a,
             a_vt_p_v_m=base.a_vt_p_v_m * s_a)
 
-    def ring(self, base=None):
-        """:class:`~hw_models.devices.RingOscillator` of :meth:`ring_params`, with the porting rule in its sources."""
-        from hw_models.devices import RingOscillator
-        from hw_models.presets import cmos_65nm_ring
-
-        card = cmos_65nm_ring() if base is None else base
-        p = self.ring_params(card)
-        how = ("the model card itself" if p is card else
-               f"the model card ported to {self.node_nm:g} nm {self.flavor} at {self.vdd:g} V by self-similar "
-               f"scaling: delay {self._fit_source()}, capacitance by its E/V^2, A_VT by the node table "
-               f"(hw_models.technology.TechnologyNode.ring_params; no model card exists below 65 nm)")
-        return RingOscillator(p, name=f"ring-{self.node_nm:g}nm", sources={"technology": how})
+    def porting_rule(self) -> str:
+        """How :meth:`ring_params` carries a model card to this node (the ported device's source line; the device
+        object itself is :meth:`hw_models.devices.RingOscillator.at_node`: the process model imports no device)."""
+        return (f"the model card ported to {self.node_nm:g} nm {self.flavor} at {self.vdd:g} V by self-similar "
+                f"scaling: delay {self._fit_source()}, capacitance by its E/V^2, A_VT by the node table "
+                f"(hw_models.technology.TechnologyNode.ring_params; no model card exists below 65 nm)")
 
     def figures(self) -> dict:
         """Every figure of this node {name: Figure} (for reports)."""

@@ -51,11 +51,11 @@ def _kappa_over_f0(ring_dev, coupler) -> float:
 
 def locking_point(ring, coupler, *, delta_max: float, n_grid: int = 8, n_rounds: int = 2, n_cycles: int = 300):
     """Two-ring locking boundary, macromodel vs circuit, for one coupler. Returns a dict (JSON-ready)."""
-    from hw_models.devices import RingOscillator
+    from hw_models.devices.registry import device_for
     from hw_models.ring_macro import macro_locking_boundary
     from hw_models.ring_sim import circuit_locking_boundary
 
-    dev = RingOscillator(ring)
+    dev = device_for(ring)  # the ring's device object (registered by hw_models.devices)
     for _ in range(4):  # widen the search until the pair drifts at delta_max
         try:
             ds_m, dw_m = macro_locking_boundary(ring, coupler, delta_max=delta_max, tol=2e-4)
@@ -90,7 +90,7 @@ def increment_point(ring, kappa_over_f0: float, fan_in: int, *, n_draws: int = 4
     (``seed``), the receiver at phase 0, every ring on its limit cycle. Window: the crossing K ≥ 1 closest
     to κτ = ``kappa_tau``. Returns a dict (JSON-ready) with the error and the increments.
     """
-    from hw_models.devices import RingOscillator
+    from hw_models.devices.registry import device_for
     from hw_models.params import TransconductanceCoupler
     from hw_models.ring import Coupling, RingNetwork
     from hw_models.ring_sim import simulate_ring_networks
@@ -100,7 +100,7 @@ def increment_point(ring, kappa_over_f0: float, fan_in: int, *, n_draws: int = 4
         raise ValueError(f"fan_in must be an int >= 1, got {fan_in!r}")
     if not (math.isfinite(kappa_over_f0) and 0 < kappa_over_f0 <= 0.5):
         raise ValueError(f"kappa_over_f0 must be in (0, 0.5], got {kappa_over_f0!r}")
-    dev = RingOscillator(ring)
+    dev = device_for(ring)  # the ring's device object (registered by hw_models.devices)
     lc = dev.limit_cycle()
     w, T = dev.omega(), lc.period_s
     a1_per_s = _kappa_over_f0(dev, TransconductanceCoupler(gm_s=1.0)) * w  # a₁ per siemens [rad/s/S]

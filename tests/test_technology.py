@@ -193,7 +193,7 @@ def test_ring_ported_to_7nm_follows_the_self_similar_rule():
     card = cmos_65nm_ring()
     ref, n7 = TechnologyNode(node_nm=65, vdd_v=1.2), TechnologyNode(node_nm=7)
     r0 = RingOscillator(card)
-    r7 = n7.ring()
+    r7 = RingOscillator(card).at_node(n7)
     s_v, s_d, s_c = n7.vdd / 1.2, n7.scale_delay(1.0, ref), n7.scale_capacitance(1.0, ref)
     assert r7.frequency() == pytest.approx(r0.frequency() / s_d, rel=1e-6)
     assert r7.power() == pytest.approx(r0.power() * s_c * s_v**2 / s_d, rel=1e-6)

@@ -59,7 +59,6 @@ from hw_models.ring_macro import CouplingFunction  # one H(Δ) type for every de
 
 __all__ = ["Oscillator", "DeviceInstances", "CouplingFunction"]
 
-_FULL_SCALE = " at full scale (an upper estimate: a coupler programmed to w dissipates about w times this)"
 
 
 @dataclass(frozen=True)
@@ -223,20 +222,11 @@ class Oscillator(abc.ABC):
         range: the reason (warned as :class:`hw_models.validity.DeviceSizingWarning` with ``warn``), or None."""
         return None
 
+    @abc.abstractmethod
     def area_um2(self, node, trim_bits: int | None, *, latch_node=None) -> tuple[float, str]:
         """Area of one oscillator cell with its trim DAC and injection switch at ``node`` [µm²] (the trim DAC's
-        latches at ``latch_node``, default ``node``: the chip's logic), and its source.
-
-        Default (a device with no layout of its own): charged as the CMOS ring of the 65 nm card at ``node``, its
-        load capacitance carried by the node's capacitance scaling (assumed)."""
-        from hw_models.presets import cmos_65nm_ring
-        from hw_models.technology import REFERENCE_NODE
-
-        card = cmos_65nm_ring()
-        c_l = node.scale_capacitance(card.c_load_f, REFERENCE_NODE)
-        a = layout.ring_area_um2(card.n_stages, c_l, trim_bits=trim_bits, node=node, latch_node=latch_node)
-        return a, (f"{type(self).__name__} charged as the ring at the chip's node (assumed): "
-                   + _ring_area_source(card.n_stages, c_l, trim_bits))
+        latches at ``latch_node``, default ``node``: the chip's logic), and its source. A device without a layout
+        of its own may inherit :class:`hw_models.devices.ring.ChargedAsRing` (the ring's cell, stated assumed)."""
 
     def coupler_area_um2(self, bits: int | None, node, *, latch_node=None) -> tuple[float, str]:
         """Area of one programmable coupler of ``bits`` bits [µm²] (None: analog, charged as
@@ -256,18 +246,10 @@ class Oscillator(abc.ABC):
         """Area of one phase detector with its hold capacitor at ``node`` [µm²], and its source."""
         return layout.cell_um2("detector_um2", node), layout.DEVICE_AREA["detector_um2"].source
 
+    @abc.abstractmethod
     def coupler_static_power(self, one_way: bool, node) -> tuple[float, str]:
-        """Static dissipation of one coupler of a chip's matrix at full scale [W], and its source.
-
-        Default (a device with no coupler circuit of its own): charged as the coupler of the same kind between
-        two rings of the card ported to ``node`` (assumed). Bidirectional couplers at Δ = π/2."""
-        from hw_models.derived_cache import cached_scalar
-
-        ring = node.ring()
-        c = ring.coupler(one_way=one_way)
-        p = cached_scalar(f"ring-coupler:{c!r}:{ring.params!r}", lambda: c.power(ring))
-        return p, (f"{type(self).__name__} charged as the {node.node_nm:g} nm ring's {type(c).__name__} (assumed): "
-                   f"hw_models {type(c).__name__}.power(device)" + _FULL_SCALE)
+        """Static dissipation of one coupler of a chip's matrix at full scale [W], and its source (``node``: the
+        node the device is drawn at; :class:`hw_models.devices.ring.ChargedAsRing` charges the ring's coupler)."""
 
     def injection_driver(self, strength_rad_s: float) -> dict | None:
         """The reference driver that injection-locks this device at strength ``strength_rad_s`` [rad/s]:
@@ -349,14 +331,6 @@ class Oscillator(abc.ABC):
         """The same device (kind and name) on new ``params``, with the source of ``field`` replaced by ``note``
         (what `with_frequency` returns)."""
         return type(self)(params, name=self.name, sources={**self._sources, field: note})
-
-
-def _ring_area_source(n_stages: int, c_load_f: float, trim_bits) -> str:
-    """The source line of :func:`hw_models.layout.ring_area_um2` for these figures."""
-    ar = layout.DEVICE_AREA
-    return (f"{n_stages} stages x (inverter {ar['inverter_um2'].value} um^2 + {c_load_f * 1e15:.3g} fF / MOS-cap "
-            f"density) + {trim_bits}-bit trim DAC + injection switch: {ar['inverter_um2'].source}; "
-            f"{ar['mos_cap_f_per_um2'].source}")
 
 
 def _params_to_json(p) -> dict:

@@ -1,7 +1,7 @@
 """The ideal Kuramoto phase oscillator as a device object (:class:`IdealOscillator`): every number is a parameter.
 
 It has no layout or coupler circuit of its own: a chip charges its cells and couplers as the CMOS ring's at the
-chip's node (the :class:`~hw_models.devices.base.Oscillator` defaults, stated as assumed in each source).
+chip's node (:class:`~hw_models.devices.ring.ChargedAsRing`, stated as assumed in each source).
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ import numpy as np
 from hw_models.constants import T_ROOM_K
 from hw_models.devices.base import (DeviceInstances, Oscillator, _check_f0, _check_method, _check_n, _check_t,
                                     _sign)
+from hw_models.devices.ring import ChargedAsRing
 from hw_models.ring_macro import CouplingFunction
 from hw_models.params import IdealOscillatorParams
 
 __all__ = ["IdealOscillator"]
 
 
-class IdealOscillator(Oscillator):
+class IdealOscillator(ChargedAsRing, Oscillator):
     """Ideal Kuramoto phase oscillator (:class:`IdealOscillatorParams`): every number is a parameter."""
 
     kind = "ideal"

@@ -13,11 +13,20 @@ import math
 import numpy as np
 
 from hw_models import layout
-from hw_models.devices.base import (_FULL_SCALE, DeviceInstances, Oscillator, _check_f0, _check_n, _check_t,
-                                    _ring_area_source, _sign)
+from hw_models.devices.base import DeviceInstances, Oscillator, _check_f0, _check_n, _check_t, _sign
 from hw_models.params import ResistiveCoupler, RingOscillatorParams, TransconductanceCoupler, TransmissionGateCoupler
 
-__all__ = ["RingOscillator"]
+__all__ = ["RingOscillator", "ChargedAsRing"]
+
+_FULL_SCALE = " at full scale (an upper estimate: a coupler programmed to w dissipates about w times this)"
+
+
+def _ring_area_source(n_stages: int, c_load_f: float, trim_bits) -> str:
+    """The source line of :func:`hw_models.layout.ring_area_um2` for these figures."""
+    ar = layout.DEVICE_AREA
+    return (f"{n_stages} stages x (inverter {ar['inverter_um2'].value} um^2 + {c_load_f * 1e15:.3g} fF / MOS-cap "
+            f"density) + {trim_bits}-bit trim DAC + injection switch: {ar['inverter_um2'].source}; "
+            f"{ar['mos_cap_f_per_um2'].source}")
 
 
 class RingOscillator(Oscillator):
@@ -213,9 +222,10 @@ class RingOscillator(Oscillator):
         """This ring's circuit drawn at ``node`` (:meth:`hw_models.technology.TechnologyNode.ring`: self-similar
         porting, f₀, power, D, PPV and mismatch re-derived by the circuit model); itself at its own node and
         supply (the model card as it is)."""
-        if node.ring_params(self.params) is self.params:
+        p = node.ring_params(self.params)
+        if p is self.params:
             return self
-        return node.ring(self.params)
+        return RingOscillator(p, name=f"ring-{node.node_nm:g}nm", sources={"technology": node.porting_rule()})
 
     def tap_nodes(self) -> int:
         """The ring's stages: a coupler may tap any node (phase-shifted by about π/n per stage)."""
@@ -322,3 +332,32 @@ class RingOscillator(Oscillator):
         lc = self.limit_cycle()
         return (lc.theta / (2 * math.pi * self.frequency()), lc.x, "node voltage [V]",
                 [f"node {k}" for k in range(lc.x.shape[1])])
+
+
+class ChargedAsRing:
+    """Mixin for a device with no layout or coupler circuit of its own (the ideal oscillator): its cell and its
+    couplers are charged as the 65 nm card's ring at the node it is drawn at (assumed, said in every source)."""
+
+    def area_um2(self, node, trim_bits: int | None, *, latch_node=None) -> tuple[float, str]:
+        """The card's n_stages × (inverter + its load carried by the node's capacitance scaling / MOS-cap density)
+        + trim DAC + injection switch at ``node`` [µm²]."""
+        from hw_models.presets import cmos_65nm_ring
+        from hw_models.technology import REFERENCE_NODE
+
+        card = cmos_65nm_ring()
+        c_l = node.scale_capacitance(card.c_load_f, REFERENCE_NODE)
+        a = layout.ring_area_um2(card.n_stages, c_l, trim_bits=trim_bits, node=node, latch_node=latch_node)
+        return a, (f"{type(self).__name__} charged as the ring at the chip's node (assumed): "
+                   + _ring_area_source(card.n_stages, c_l, trim_bits))
+
+    def coupler_static_power(self, one_way: bool, node) -> tuple[float, str]:
+        """The coupler of the same kind between two rings of the card drawn at ``node`` (assumed); bidirectional
+        ones at Δ = π/2."""
+        from hw_models.derived_cache import cached_scalar
+        from hw_models.presets import cmos_65nm_ring
+
+        ring = RingOscillator(cmos_65nm_ring(), name="cmos_65nm").at_node(node)
+        c = ring.coupler(one_way=one_way)
+        p = cached_scalar(f"ring-coupler:{c!r}:{ring.params!r}", lambda: c.power(ring))
+        return p, (f"{type(self).__name__} charged as the {node.node_nm:g} nm ring's {type(c).__name__} (assumed): "
+                   f"hw_models {type(c).__name__}.power(device)" + _FULL_SCALE)
