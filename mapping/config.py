@@ -274,7 +274,7 @@ class ChipConfig:
         macromodel chips, which have no flicker process.
     node_nm : float
         CMOS technology node [nm] of the chip's logic: the ring oscillators unless ``device_node_nm`` sizes
-        them apart (their circuit ported to the node, :meth:`hw_models.technology.TechnologyNode.ring`), couplers,
+        them apart (their circuit ported to the node, :meth:`hw_models.devices.RingOscillator.at_node`), couplers,
         converters, SRAM, wires, the digital periphery and leakage scale with it (:mod:`hw_models.technology`; fits 7–180 nm, 65, 45, 28, 22, 16 and
         7 nm tabulated or interpolated; outside the fits a warning). 65: the node of the cited ring chips
         [Lo23, Moy22, Ahm21] and of the ring model card.

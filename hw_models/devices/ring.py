@@ -2,7 +2,7 @@
 
 Circuit limit cycle and PPV (:mod:`hw_models.ring_macro`), ISF phase diffusion (:mod:`hw_models.noise`),
 Pelgrom mismatch (:mod:`hw_models.mismatch`), temperature and supply laws (:mod:`hw_models.pvt`), layout
-(:mod:`hw_models.layout`) and porting to another node (:meth:`hw_models.technology.TechnologyNode.ring`).
+(:mod:`hw_models.layout`) and porting to another node (:meth:`hw_models.technology.TechnologyNode.ring_params`).
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ class RingOscillator(Oscillator):
 
     # -- what a chip asks of its device ------------------------------------------------------------------------
     def at_node(self, node) -> "RingOscillator":
-        """This ring's circuit drawn at ``node`` (:meth:`hw_models.technology.TechnologyNode.ring`: self-similar
+        """This ring's circuit drawn at ``node`` (:meth:`hw_models.technology.TechnologyNode.ring_params`: self-similar
         porting, f₀, power, D, PPV and mismatch re-derived by the circuit model); itself at its own node and
         supply (the model card as it is)."""
         p = node.ring_params(self.params)

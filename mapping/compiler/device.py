@@ -125,7 +125,7 @@ def chip_device(name: str, *, f0_hz: float | None = None, node_nm: float = 65.0,
     node_nm, flavor : float, str
         The CMOS node and flavour the device is drawn at (:meth:`hw_models.devices.Oscillator.at_node`): a ring
         away from its model card's 65 nm is the card's circuit ported to the node
-        (:meth:`hw_models.technology.TechnologyNode.ring`, which states its rule), so f₀, power, phase
+        (:meth:`hw_models.devices.RingOscillator.at_node`, whose source states the rule), so f₀, power, phase
         diffusion, PPV and mismatch are re-derived by the circuit model; a device without a CMOS model card
         (ideal, spin-torque) is the same at every node (its periphery scales, :mod:`mapping.energy`).
     """
