@@ -2,8 +2,9 @@
 
 A :class:`TechnologyNode` (``node_nm``, flavour ``HP``/``LP``, supply) answers every process question the
 energy, area and device models ask, each answer a :class:`Figure` (value, unit, source). The figures live in
-``hw_models/data/technology.json`` with their sources; numbers that were transcribed second-hand or recalled
-without the paper at hand are listed there under ``check`` (and by :func:`figures_to_check`).
+``hw_models/data/technology.json`` with their sources; numbers compared with a source the project can show are
+listed there under ``checked`` (:func:`figures_checked`), the others under ``check``, each with the reason it is
+left (:func:`figures_to_check`).
 
 Logic (delay, energy, power, area)
     Stillmaker & Baas 2017 [SB17]: per node a cubic fit of an FO4 circuit's delay in V_DD and quadratic fits of
@@ -16,8 +17,10 @@ Logic (delay, energy, power, area)
     every source string. Outside 7–180 nm, or outside the fits' V_DD window, a
     :class:`TechnologyExtrapolationWarning` is issued.
 SRAM
-    [Hor14]'s 45 nm, 0.9 V read energies (8 kB / 32 kB / 1 MB) scaled by the [SB17] energy ratio (rule: an SRAM
-    access is C·V² of bit- and word-lines, which shrink like logic; assumed); published bitcell areas by node.
+    The chip's SRAM comes from CACTI 7 (:mod:`hw_models.cacti`). :meth:`TechnologyNode.sram_j_per_bit` keeps the
+    former figure as the cross-check: [Hor14]'s 45 nm, 0.9 V read energies (8 kB / 32 kB / 1 MB) scaled by the
+    [SB17] energy ratio (rule: an SRAM access is C·V² of bit- and word-lines, which shrink like logic; assumed);
+    published bitcell areas by node (the coupler-register latches).
 Wires
     0.2 fF/µm, nearly node-independent [HoMH01] over 180–35 nm; a warning below 35 nm.
 Converters
@@ -31,6 +34,13 @@ Mismatch
 Leakage
     Density [W/mm²] = ½ · I_off(flavour) · V_DD · W_density, with W_density = transistor density (Intel 45 nm
     anchor scaled by the [SB17] area ratio) × mean gate width 4 F (assumed); half the devices off (assumed).
+    I_off: CACTI 7's ITRS device tables at 300 K (LP: LSTP, HP: HP; 22–90 nm, held beyond).
+Flavours
+    Below 65 nm [SB17] fits HP and LP devices apart and every figure follows the flavour. At 65 nm and above it
+    has one bulk model per node: both flavours are that one fit, read as LP for every figure (speed, energy,
+    leakage, SRAM): :attr:`TechnologyNode.device_flavor`. [SB17]'s PTM LP 45 nm devices are slower than the
+    65 nm bulk ones (high-V_T low-standby devices), so an LP chip's logic gets slower from 65 to 45 nm: what the
+    fits say, kept.
 Ring oscillator
     A model card exists at 65 nm (:func:`hw_models.presets.cmos_65nm_ring`); the project has none below 65 nm.
     Rule (:meth:`TechnologyNode.ring_params`): port the card's circuit by constant-field self-similar scaling to
@@ -60,7 +70,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 __all__ = ["Figure", "TechnologyNode", "TechnologyExtrapolationWarning", "stated_extrapolation", "FLAVORS", "TABULATED_NODES_NM",
-           "SUPPORTED_NODES_NM", "HOROWITZ_REFERENCE", "REFERENCE_NODE", "chip_node", "figures_to_check"]
+           "SUPPORTED_NODES_NM", "HOROWITZ_REFERENCE", "REFERENCE_NODE", "chip_node", "figures_to_check",
+           "figures_checked"]
 
 FLAVORS = ("HP", "LP")
 #: Nodes of the paper's fits [SB17].
@@ -93,12 +104,15 @@ def _data() -> dict:
 
 
 def figures_to_check() -> dict:
-    """{table: [numbers to check against the cited source]} as listed in the data file."""
-    d = _data()
-    out = {k: v["check"] for k, v in d.items() if isinstance(v, dict) and "check" in v}
-    out["stillmaker_baas_2017"] = [d["stillmaker_baas_2017"]["transcription"], d["stillmaker_baas_2017"]["units"],
-                                   d["stillmaker_baas_2017"]["vdd_window"]["source"]]
-    return out
+    """{table: [{'figure', 'reason'}]}: the transcribed figures not yet compared with a source the project can
+    show, each with the reason it is left (the data file's ``check`` lists; what was compared, and against what,
+    is under ``checked``)."""
+    return {k: list(v["check"]) for k, v in _data().items() if isinstance(v, dict) and v.get("check")}
+
+
+def figures_checked() -> dict:
+    """{table: [{'figure', 'against'}]}: the transcribed figures compared with a source, and the source."""
+    return {k: list(v["checked"]) for k, v in _data().items() if isinstance(v, dict) and v.get("checked")}
 
 
 _STATED: contextvars.ContextVar = contextvars.ContextVar("stated_extrapolation", default=None)
@@ -171,8 +185,9 @@ class TechnologyNode:
         them interpolated (log-log in the node), outside 7–180 nm extrapolated with a warning.
     flavor : {'LP', 'HP'}
         Low-power (low standby leakage, higher V_T) or high-performance devices. [SB17] has one bulk model per
-        node at 65 nm and above (the flavour then only sets the off-current). Default ``'LP'``: an inference
-        accelerator whose array idles between windows is a low-standby design (assumed).
+        node at 65 nm and above: there both flavours are the one fit, read as LP everywhere (speed, energy,
+        leakage, SRAM; :attr:`device_flavor`). Default ``'LP'``: an inference accelerator whose array idles
+        between windows is a low-standby design (assumed).
     vdd_v : float or None
         Operating supply [V]; None: the node's nominal supply (:attr:`nominal_vdd`). Outside the fits' window
         (0.6–1.3 × nominal, assumed) a warning is issued.
@@ -257,6 +272,13 @@ class TechnologyNode:
         return f"[SB17] interpolated log-log in the node between the {k0} and {k1} fits (weight {w:.3f})"
 
     @property
+    def device_flavor(self) -> str:
+        """The flavour every figure of this node is read for: ``flavor`` below 65 nm; at 65 nm and above, where
+        [SB17] has one bulk model per node, ``'LP'`` for both flavours (one fit for speed, energy, leakage and
+        SRAM: the bulk model is not split into HP and LP devices, so no figure may differ between them)."""
+        return "LP" if self.node_nm >= _BULK_MIN_NM else self.flavor
+
+    @property
     def tabulated(self) -> bool:
         """Whether [SB17] fits this node directly (no interpolation)."""
         return self._fit[2] in (0.0, 1.0)
@@ -338,7 +360,7 @@ class TechnologyNode:
         e45 = _loglog(s, [p[0] for p in pts], [p[1] for p in pts], "SRAM size")
         e = self.scale_energy(e45, HOROWITZ_REFERENCE)
         return Figure(e, "J/bit", f"{h['source']}; carried from 45 nm HP, 0.9 V to {self.node_nm:g} nm "
-                                  f"{self.flavor}, {self.vdd:g} V by the [SB17] energy ratio (assumed rule)")
+                                  f"{self.device_flavor}, {self.vdd:g} V by the [SB17] energy ratio (assumed rule)")
 
     def sram_cell_area(self) -> Figure:
         """Area of one high-density 6T SRAM bitcell [µm²] (published cells; log-log between them)."""
@@ -385,9 +407,11 @@ class TechnologyNode:
         return self.a_vt().value / math.sqrt(w_m * l_m)
 
     def off_current(self) -> Figure:
-        """Off-current per gate width [A/m] of the flavour (ITRS targets; to check)."""
-        d = _data()["off_current_a_per_um"]
-        return Figure(d["values"][self.flavor] / 1e-6, "A/m", d["source"])
+        """Off-current per gate width [A/m] of the device flavour (:attr:`device_flavor`) at this node: CACTI 7's
+        ITRS device tables (LP: LSTP, HP: HP) at 300 K, :func:`hw_models.cacti.device_off_current`."""
+        from hw_models.cacti import device_off_current
+
+        return device_off_current(float(self.node_nm), self.device_flavor)
 
     def leakage_density(self) -> Figure:
         """Static (leakage) power per logic area [W/mm²] at 25 °C (see the module notes for the rule)."""

@@ -213,7 +213,7 @@ class MultiplexedArray(ArrayConfig):
 SCHEDULES = {"spatial": SpatialArray, "multiplexed": MultiplexedArray}
 """``[array] schedule`` -> the array class."""
 NODE_FLAVORS = ("LP", "HP")
-NODE_RANGE_NM = (1.0, 1000.0)
+NODE_RANGE_NM = (7.0, 180.0)  # the Stillmaker-Baas fits (hw_models.technology): a node outside them is refused
 """Accepted ``node_nm`` [nm]; the technology model's fits cover 7–180 nm and warn outside
 (:mod:`hw_models.technology`)."""
 

@@ -163,3 +163,12 @@ def test_api_run_refuses_bad_tokens_and_batch_sizes(ideal_chip, tokens, kw, matc
 
     with pytest.raises(ValueError, match=match):
         run(ideal_chip, torch.as_tensor(tokens), progress=False, **kw)
+
+
+def test_simulate_node_outside_the_fits_is_refused_in_one_line(capsys, tmp_path):
+    cfg = tmp_path / "chip3nm.toml"
+    cfg.write_text("node_nm = 3\n")
+    code, line = _error(capsys, ["simulate", "--config", str(cfg)])
+    err_lines = [ln for ln in line.splitlines() if ln.strip()]
+    assert code == 2 and len(err_lines) == 1, line
+    assert "node_nm must be in [7, 180] nm" in line and "got 3" in line, line

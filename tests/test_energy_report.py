@@ -9,6 +9,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hw_models.technology import chip_node
 from mapping import ChipConfig, compile
 from hw_models.devices import make_device
 from hw_models.layout import ring_area_um2
@@ -134,7 +135,11 @@ def test_report_headline_bounds_whole_model_and_area(chip):
     array = (c["oscillators"] * cell["oscillator"] + c["couplers"] * cell["coupler"] + c["readout_channels"] * 15.0
              + -(-c["readout_channels"] // 64) * 3000.0 + c["gain_dacs"] * cell["gain_dac"]) * 1e-6
     assert a["array_mm2"] == pytest.approx(array)
-    assert a["sram_mm2"] == pytest.approx(r["sram_bytes"] * 8 * 0.52 / 0.7 * 1e-6)  # 65 nm bitcell, 70 % macros
+    # the SRAM: CACTI 7's macro of the buffers' total at 65 nm LP, its area per bit times the bits
+    from hw_models.cacti import sram_macro
+
+    assert a["sram_mm2"] == pytest.approx(sram_macro(r["sram_bytes"], chip_node(65)).area_mm2.value, rel=1e-12)
+    assert "CACTI 7" in a["sources"]["sram_mm2"]
     assert r["leakage_j"] == r["breakdown"]["leakage_j"] > 0 and r["latency_per_token_s"] > 0
     # the upper bound at the config's choice, through the config section
     up = energy_report(chip.__class__(**{**chip.__dict__, "config": chip.config.replace(

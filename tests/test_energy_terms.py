@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from hw_models.technology import HOROWITZ_REFERENCE
+from hw_models.cacti import sram_macro
+from hw_models.technology import HOROWITZ_REFERENCE, REFERENCE_NODE, TechnologyNode
 from mapping.energy import constants as ec
 from mapping.energy import ChipEnergySpec, attention_cost, chip_energy_per_token, gpu_energy_per_token
 
@@ -18,9 +19,9 @@ MC = {"k": 8, "n_heads": 2, "n_layers": 2, "ffn_hidden": 16, "vocab_size": 256}
 E65_12 = 3.755 * 1.2**2 - 4.398 * 1.2 + 1.975      # 2.1046
 EHP45_09 = 1.018 * 0.9**2 - 0.3107 * 0.9 + 0.1539   # 0.69885
 SCALE_65 = E65_12 / EHP45_09                         # 3.0115: Horowitz 45 nm / 0.9 V -> 65 nm / 1.2 V
-# leakage density at 65 nm LP, 1.2 V: 1/2 x I_off 10 pA/um x V x transistors/mm^2 (Intel 45 nm 3.33 M/mm^2 over the
+# leakage density at 65 nm LP, 1.2 V: 1/2 x I_off 9.12 pA/um (CACTI 7's 65 nm LSTP table, 300 K) x V x transistors/mm^2 (Intel 45 nm 3.33 M/mm^2 over the
 # 65->45 area factor 1.5) x mean width 4 x 65 nm
-LEAK_65 = 0.5 * 10e-12 / 1e-6 * 1.2 * (3.33e6 / 1.5) * 4 * 65e-9
+LEAK_65 = 0.5 * 9.12e-12 / 1e-6 * 1.2 * (3.33e6 / 1.5) * 4 * 65e-9
 
 
 def spec(**kw):
@@ -39,14 +40,16 @@ def test_cited_constants_are_the_published_figures():
     assert (t["int8"]["add"], t["int8"]["mul"], t["fp32"]["add"], t["fp32"]["mul"]) == (0.03e-12, 0.2e-12, 0.9e-12,
                                                                                          3.7e-12)
     assert (t["int16"]["add"], t["fp16"]["add"], t["fp16"]["mul"]) == (0.05e-12, 0.4e-12, 1.1e-12)
-    h45 = HOROWITZ_REFERENCE  # 45 nm HP at 0.9 V: the node of the table itself
-    assert ec.sram_j_per_bit(8 * 1024, h45) == pytest.approx(10e-12 / 64)
-    assert ec.sram_j_per_bit(1024 * 1024, h45) == pytest.approx(100e-12 / 64)
-    assert ec.sram_j_per_bit(32 * 1024, h45) == pytest.approx(20e-12 / 64)
+    h45 = HOROWITZ_REFERENCE  # 45 nm HP at 0.9 V: the node of the table itself (the SRAM cross-check's figures)
+    assert h45.sram_j_per_bit(8 * 1024).value == pytest.approx(10e-12 / 64)
+    assert h45.sram_j_per_bit(1024 * 1024).value == pytest.approx(100e-12 / 64)
+    assert h45.sram_j_per_bit(32 * 1024).value == pytest.approx(20e-12 / 64)
     # log-log between 32 kB and 1 MB: at the geometric mean of the sizes, the geometric mean of the energies
-    assert ec.sram_j_per_bit(math.sqrt(32 * 1024 * 1024 * 1024), h45) == pytest.approx(
+    assert h45.sram_j_per_bit(math.sqrt(32 * 1024 * 1024 * 1024)).value == pytest.approx(
         math.sqrt(20e-12 * 100e-12) / 64)
-    assert ec.sram_j_per_bit(8 * 1024) == pytest.approx(10e-12 / 64 * SCALE_65)  # at 65 nm, 1.2 V
+    assert REFERENCE_NODE.sram_j_per_bit(8 * 1024).value == pytest.approx(10e-12 / 64 * SCALE_65)  # 65 nm, 1.2 V
+    # the chip's SRAM: CACTI 7's read of a 64-bit word (tests/test_cacti.py)
+    assert ec.sram_j_per_bit(8 * 1024) == sram_macro(8 * 1024, REFERENCE_NODE).read_j.value / 64
     assert ec.HBM_J_PER_BIT.value == 3.9e-12
     assert ec.GPUS["H100-SXM"].j_per_op("bf16") == pytest.approx(700 / 989e12)
     assert ec.GPUS["A100-SXM"].j_per_op("bf16") == pytest.approx(400 / 312e12)
@@ -80,18 +83,23 @@ def test_each_chip_term_against_a_hand_calculation():
     # digital: (lin 768 + elementwise 136 + scores 272 + softmax 85 + rescaling 32) ops, half an int8 MAC each
     ops = 3 * 2 * 16 * 8 + 17 * 8 + 8.5 * 2 * 16 + 8.5 * 5 * 2 + 4 * 8
     assert b["digital_periphery_j"] == pytest.approx(L * ops * 0.5 * (0.2e-12 + 0.03e-12) * SCALE_65)
-    # SRAM: every buffer here is below 8 kB -> Horowitz's 8 kB figure, 10 pJ / 64 bit, scaled
-    e8 = 10e-12 / 64 * SCALE_65
+    # SRAM: CACTI 7's read of a 64-bit word from a macro of each buffer's size (at least 256 B, a power of two)
+    def e_bit(size_bytes):
+        return sram_macro(size_bytes, REFERENCE_NODE).read_j.value / 64
+
     weights = 3 * (2 * k * k + k) + k + 1       # gate_q, gate_k, value (+ bias), omega, log_tau
     a_bits = 2 * T * (T + 1) / 2 * 6            # h T(T+1)/2 softmax weights at 6 bits
     th_bits, out_bits = k * T * 10, channels * 10
     bus = 0.5 * 0.2e-9 * 1e-3 * V**2            # ½ C_wire V² over the 1 mm array side, per bit
     d = e["sram_breakdown_j"]
-    assert d["weights_j"] == pytest.approx(L * weights * 8 * e8 / T)
-    assert d["keys_j"] == pytest.approx(L * 2 * k * 8 * e8)     # 2k key values per token, int8, read once
-    assert d["a_into_array_j"] == pytest.approx(L * 2 * a_bits * e8 / T)
-    assert d["phases_in_j"] == pytest.approx(L * th_bits * e8 / T)
-    assert d["phases_out_j"] == pytest.approx(L * 2 * out_bits * e8 / T)
+    e_w, e_key = e_bit(weights * L), e_bit(2 * k * T)  # every layer's weights; 2k key values of T tokens
+    e_a, e_ph = e_bit(2 * T * T * 6 / 8), e_bit(n_osc * 2 * 10 / 8)  # A of h heads; 2 channels per phase read
+    assert e_w > e_a  # 834 B -> a 1 kB macro, 192 B -> the 256 B smallest
+    assert d["weights_j"] == pytest.approx(L * weights * 8 * e_w / T, rel=1e-9)
+    assert d["keys_j"] == pytest.approx(L * 2 * k * 8 * e_key, rel=1e-9)  # 2k key values per token, int8, read once
+    assert d["a_into_array_j"] == pytest.approx(L * 2 * a_bits * e_a / T, rel=1e-9)
+    assert d["phases_in_j"] == pytest.approx(L * th_bits * e_ph / T, rel=1e-9)
+    assert d["phases_out_j"] == pytest.approx(L * 2 * out_bits * e_ph / T, rel=1e-9)
     assert d["array_bus_j"] == pytest.approx(L * (a_bits + th_bits + out_bits) * bus / T)
     assert b["sram_j"] == pytest.approx(sum(d.values()))
     # the timeline (one round: the spatial schedule) and the leakage of the die over it
@@ -119,10 +127,12 @@ def test_decode_counts_one_new_token_against_the_stored_phases():
     assert e["oscillators_j"] == pytest.approx(L * 2 * k * m * 100e-6 * 8e-9)
     assert e["static_coupler_j"] == pytest.approx(L * 2 * 2 * k * (T - 1) / 2 * 20e-6 * 4e-9)
     assert e["readout_j"] == pytest.approx(L * 2 * 2 * k * 5e-15 * 1024)  # only the new token is read
-    e8 = 10e-12 / 64 * SCALE_65
+    weights = 3 * (2 * k * k + k) + k + 1
+    e_w = sram_macro(weights * L, REFERENCE_NODE).read_j.value / 64      # CACTI 7: a 1 kB macro
+    e_key = sram_macro(2 * k * T, REFERENCE_NODE).read_j.value / 64  # the stored keys' 256 B macro
     d = chip_energy_per_token(s, phase="decode")["sram_breakdown_j"]
-    assert d["keys_j"] == pytest.approx(L * 2 * k * 8 * m * e8)   # every earlier token's key, per new token
-    assert d["weights_j"] == pytest.approx(L * (3 * (2 * k * k + k) + k + 1) * 8 * e8)  # batch 1: every token
+    assert d["keys_j"] == pytest.approx(L * 2 * k * 8 * m * e_key, rel=1e-9)   # every earlier token's key
+    assert d["weights_j"] == pytest.approx(L * weights * 8 * e_w, rel=1e-9)  # batch 1: every token
 
 
 def test_ssa_pairwise_cells_by_hand():
@@ -165,13 +175,16 @@ def test_gpu_bounds_against_a_hand_calculation():
     assert g["bytes_per_token"] == pytest.approx(comp)
     working = (L * W + L * 32 * T + L * 120) * 2      # weights + K/V of the sequence + activations, bf16
     assert g["working_set_bytes"] == pytest.approx(working) and g["memory"] == "sram"
-    # 8 kB class at 4 nm / 0.75 V: the Stillmaker-Baas HP 7 and 10 nm energy fits at 0.75 V extrapolated log-log
-    # in the node to 4 nm, over 45 nm HP at 0.9 V; per byte
+    # at 4 nm / 0.75 V: CACTI 7's 22 nm HP macro of the working set (8 kB, at CACTI's own 0.8 V), carried by the
+    # Stillmaker-Baas HP 7 and 10 nm energy fits at 0.75 V extrapolated log-log in the node to 4 nm, over the
+    # 22 nm HP fit at 0.8 V; per byte
     e7 = 0.1776 * 0.75**2 - 0.09097 * 0.75 + 0.02447
     e10 = 0.2068 * 0.75**2 - 0.09311 * 0.75 + 0.02375
     w = math.log(4 / 7) / math.log(10 / 7)
-    e_sram = 10e-12 / 64 * (e7 ** (1 - w) * e10 ** w) / EHP45_09 * 8
-    assert g["lower_j"] == pytest.approx(F * 700 / 989e12 + comp * e_sram)
+    n22 = TechnologyNode(node_nm=22, flavor="HP")
+    assert n22.vdd == 0.8
+    e_sram = sram_macro(8192, n22).read_j.value / 64 * (e7 ** (1 - w) * e10 ** w) / n22.energy().value * 8
+    assert g["lower_j"] == pytest.approx(F * 700 / 989e12 + comp * e_sram, rel=1e-9)
     eager = (2 * L * 120 + L * W / T) * 2
     assert g["upper_j"] == pytest.approx(700 * (F / 989e12 + eager / 3.35e12))
     assert g["lower_j"] <= g["upper_j"]

@@ -156,8 +156,16 @@ def _sram(chip) -> dict:
 
 
 def sram_area_mm2(sram_bytes: float, node) -> float:
-    """SRAM macros holding ``sram_bytes`` [mm²]: 8 bitcells per byte over the macro efficiency."""
-    return sram_bytes * 8 * node.sram_cell_area().value / ec.SRAM_ARRAY_EFFICIENCY.value * 1e-6
+    """SRAM macros holding ``sram_bytes`` [mm²] (CACTI 7: :func:`mapping.energy.sram.sram_area_mm2`)."""
+    from .sram import sram_area_mm2 as cacti_area
+
+    return cacti_area(sram_bytes, node)
+
+
+def _sram_source(sram_bytes: float, node) -> str:
+    from .sram import sram_figures
+
+    return sram_figures(sram_bytes, node).area_mm2.source
 
 
 def periphery_area_mm2(macs: int, precision: str, node) -> float:
@@ -204,9 +212,7 @@ def chip_area(chip) -> dict:
             "cells_um2": {"oscillator": am.oscillator_um2, "coupler": am.coupler_um2,
                           "readout_channel": am.readout_um2, "gain_dac": am.gain_dac_um2, "mac": mac},
             "sources": {**am.sources, **scores["sources"],
-                        "sram_mm2": f"{sram['total']:.4g} B x 8 bitcells of {node.sram_cell_area().value:.3g} um^2 "
-                                    f"({node.sram_cell_area().source}) / {ec.SRAM_ARRAY_EFFICIENCY.value:g} "
-                                    f"({ec.SRAM_ARRAY_EFFICIENCY.source})",
+                        "sram_mm2": f"{sram['total']:.4g} B in CACTI 7 macros: {_sram_source(sram['total'], node)}",
                         "periphery_mm2": f"{cfg.array.macs} {prec} MACs ([array] macs) x {mac:.4g} um^2 ([Hor14] 45 nm "
                                          f"adder + multiplier areas, Stillmaker-Baas area table; recalled: check) x "
                                          f"{ec.PERIPHERY_OVERHEAD.value:g} ({ec.PERIPHERY_OVERHEAD.source})"},

@@ -119,15 +119,16 @@ def mac_area_um2(precision: str, node: TechnologyNode = REFERENCE_NODE) -> float
 
 
 def sram_j_per_bit(size_bytes: float, node: TechnologyNode = REFERENCE_NODE) -> float:
-    """SRAM access energy [J/bit] of an array holding ``size_bytes`` at ``node``
-    (:meth:`hw_models.technology.TechnologyNode.sram_j_per_bit`: [Hor14]'s 8 kB / 32 kB / 1 MB figures, log-log
-    in the size, clamped outside 8 kB..1 MB, carried by the Stillmaker-Baas energy ratio). Writes are charged as
-    reads (assumed)."""
-    return node.sram_j_per_bit(size_bytes).value
+    """SRAM access energy [J/bit] of an array holding ``size_bytes`` at ``node``: CACTI 7's read of one 64-bit
+    word (:func:`mapping.energy.sram.sram_read_j_per_bit`); writes are charged as reads. The former [Hor14]-scaled
+    figure is :meth:`hw_models.technology.TechnologyNode.sram_j_per_bit` (the cross-check)."""
+    from .sram import sram_read_j_per_bit
+
+    return sram_read_j_per_bit(size_bytes, node)
 
 
-SRAM_SOURCE = ("[Hor14] 45 nm SRAM read 10/20/100 pJ per 64 bit (8 kB/32 kB/1 MB), log-log in size, carried to the "
-               "node by the Stillmaker-Baas energy ratio (hw_models.technology)")
+SRAM_SOURCE = ("CACTI 7 (hw_models.cacti.sram_macro, the zigzag-dse wheel's binary): the read of one 64-bit word from "
+               "a macro of the buffer's size at the chip's node, flavour and supply; writes charged as reads")
 
 # -- memory ---------------------------------------------------------------------------------------------------
 HBM_J_PER_BIT = Figure(3.9e-12, "J/bit", "[OCo17] HBM2 about 3.9 pJ/bit; used for HBM2e/HBM3/HBM3e too "
@@ -208,18 +209,20 @@ class GPUSpec:
     source: str
 
     def sram_j_per_bit(self, size_bytes: float) -> tuple[float, str]:
-        """(J/bit, how) of the GPU's on-chip SRAM for a working set of ``size_bytes``: the technology model at
-        the GPU's node and core supply (HP). Below the 7 nm of the Stillmaker-Baas fits (4 nm) the figure is the
-        fits' log-log extrapolation, stated in ``how`` here rather than warned on every report."""
+        """(J/bit, how) of the GPU's on-chip SRAM for a working set of ``size_bytes``: CACTI 7, as the chip's
+        SRAM (:func:`sram_j_per_bit`), at the GPU's node and core supply (HP). Below CACTI's 22 nm and the 7 nm of
+        the Stillmaker-Baas fits (4 nm) the figure is carried from CACTI's 22 nm by the fits' log-log
+        extrapolation, stated in ``how`` here rather than warned on every report."""
         from hw_models.technology import stated_extrapolation
 
         # stated, not warned: catch_warnings would reset the once-per-location registry, so every report would
         # re-issue the chip's own extrapolation warnings
         with stated_extrapolation() as extra:
-            e = TechnologyNode(node_nm=self.node_nm, flavor="HP", vdd_v=self.core_vdd_v).sram_j_per_bit(size_bytes)
-        how = (f"at {self.node_nm:g} nm HP, {self.core_vdd_v:g} V"
-               + (": extrapolated below the fits' 7 nm (log-log), optimistic, so the bound stays low" if extra else ""))
-        return e.value, how
+            e = sram_j_per_bit(size_bytes, TechnologyNode(node_nm=self.node_nm, flavor="HP", vdd_v=self.core_vdd_v))
+        how = (f"CACTI 7 at {self.node_nm:g} nm HP, {self.core_vdd_v:g} V"
+               + (": carried from CACTI's 22 nm by the Stillmaker-Baas energy ratio, extrapolated below the fits' "
+                  "7 nm (log-log), optimistic, so the bound stays low" if extra else ""))
+        return e, how
 
     def j_per_op(self, precision: str) -> float:
         """Board energy per operation at full power and peak throughput, TDP / peak [J]."""

@@ -16,15 +16,51 @@ another):
 A time-multiplexed schedule needs no more than this: a layer's inputs are all buffered before its first round
 (its rounds re-read them; :mod:`mapping.compiler.schedule` counts the reads, :mod:`mapping.energy.chip_terms`
 charges them).
+
+What a buffer costs comes from CACTI 7 (:func:`hw_models.cacti.sram_macro`, the binary of the ``zigzag-dse``
+wheel): the energy per bit of a read of one 64-bit word from a macro of the buffer's size
+(:func:`sram_read_j_per_bit`), the area and standby leakage of the macros holding the chip's buffers
+(:func:`sram_area_mm2`, :func:`sram_leakage_w`), at the chip's node, flavour and supply. Writes are charged as
+reads (CACTI's write/read energy ratio is 0.8-1.6 over the buffers of the bundled chips: BENCHMARKS.md, energy).
+The former figures ([Hor14]'s 45 nm reads scaled by the Stillmaker-Baas energy ratio,
+:meth:`hw_models.technology.TechnologyNode.sram_j_per_bit`; bitcell area over an assumed macro efficiency) are
+kept as the cross-check of ``benchmarks/sram_cacti.py``.
 """
 
 from __future__ import annotations
 
+from hw_models.cacti import SramMacro, sram_macro
+from hw_models.technology import Figure, TechnologyNode
+
 from ..compiler.resources import pass_events
-from .constants import BYTES
+from .constants import BYTES, SRAM_SOURCE
 from .ops import attention_cost, model_cost
 
-__all__ = ["sram_buffers"]
+__all__ = ["sram_buffers", "sram_figures", "sram_read_j_per_bit", "sram_area_mm2", "sram_leakage_w", "SRAM_SOURCE",
+           "SRAM_WORD_BITS"]
+
+SRAM_WORD_BITS = Figure(64, "bit", "assumed: one 64-bit word per access (the width of [Hor14]'s SRAM reads)")
+
+
+def sram_figures(size_bytes: float, node: TechnologyNode) -> SramMacro:
+    """CACTI 7's macro of ``size_bytes`` (at least one byte) with :data:`SRAM_WORD_BITS` words at ``node``."""
+    return sram_macro(max(float(size_bytes), 1.0), node, word_bits=int(SRAM_WORD_BITS.value))
+
+
+def sram_read_j_per_bit(size_bytes: float, node: TechnologyNode) -> float:
+    """Read energy per bit [J/bit] of a buffer of ``size_bytes`` at ``node`` (CACTI 7; writes charged alike)."""
+    return sram_figures(size_bytes, node).read_j_per_bit
+
+
+def sram_area_mm2(sram_bytes: float, node: TechnologyNode) -> float:
+    """Area [mm²] of the macros holding ``sram_bytes`` at ``node`` (CACTI 7: the macro's area per bit, its
+    decoders, sense amplifiers and wiring included, times the bits)."""
+    return sram_figures(sram_bytes, node).area_mm2.value if sram_bytes > 0 else 0.0
+
+
+def sram_leakage_w(sram_bytes: float, node: TechnologyNode) -> float:
+    """Standby leakage [W] of the macros holding ``sram_bytes`` at ``node`` (CACTI 7 at 300 K)."""
+    return sram_figures(sram_bytes, node).leakage_w.value if sram_bytes > 0 else 0.0
 
 
 def sram_buffers(kind: str, layer_kind: str, model_config: dict, *, T: int, n_layers: int, n_heads: int,
