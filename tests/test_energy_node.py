@@ -96,7 +96,7 @@ def test_each_scaled_term_names_its_scaling(reports):
     for term in ("coupler_programming_j", "dac_j", "clock_j", "phase_detector_j"):
         assert "at 7 nm LP, 0.7 V (65 nm figures carried by hw_models.technology)" in src[term], term
     assert "Stillmaker-Baas energy ratio" in src["digital_periphery_j"]
-    assert "Stillmaker-Baas energy ratio" in src["sram_j"]
+    assert "CACTI 7" in src["sram_j"] and "Stillmaker-Baas energy ratio" in src["sram_j"]  # carried from 22 nm
     assert "scales with the [SB17] energy ratio" in src["readout_j"]  # the ADC's FoM rule
     assert "leakage" in src["leakage_j"] and "I_off" in src["leakage_j"]
     assert "ring-7nm" in reports[7]["sources"]["oscillators_j"] or "ported" in reports[7]["area"]["sources"][

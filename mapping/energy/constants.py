@@ -128,7 +128,8 @@ def sram_j_per_bit(size_bytes: float, node: TechnologyNode = REFERENCE_NODE) -> 
 
 
 SRAM_SOURCE = ("CACTI 7 (hw_models.cacti.sram_macro, the zigzag-dse wheel's binary): the read of one 64-bit word from "
-               "a macro of the buffer's size at the chip's node, flavour and supply; writes charged as reads")
+               "a macro of the buffer's size at the chip's node, flavour and supply (outside CACTI's 22-90 nm, its "
+               "nearest node's figure carried by the Stillmaker-Baas energy ratio); writes charged as reads")
 
 # -- memory ---------------------------------------------------------------------------------------------------
 HBM_J_PER_BIT = Figure(3.9e-12, "J/bit", "[OCo17] HBM2 about 3.9 pJ/bit; used for HBM2e/HBM3/HBM3e too "
