@@ -13,7 +13,7 @@ Choices (where CACTI asks and the chip model is silent)
       accelerator's scratchpad, like [Hor14]'s figures), otherwise ZigZag's template (UCA, ED² objective);
     * the capacity rounded up to a power of two (what a macro compiler delivers), to at least
       :data:`MIN_BYTES` (the smallest array CACTI organises with 64-bit words) and at most :data:`MAX_BYTES`
-      (64 MiB; a larger buffer is several such macros); the energy per access is the macro's, the leakage and
+      (1 MiB; a larger buffer is banked in such macros); the energy per access is the macro's, the leakage and
       area are per bit of the macro times the bits asked for;
     * CACTI runs at its own nominal supply of the flavour (``tech_params/*.dat``, interpolated linearly in the
       node as CACTI does); at another supply the dynamic energies are scaled by (V / V_CACTI)² and the
@@ -63,9 +63,9 @@ __all__ = ["SramMacro", "sram_macro", "device_off_current", "cacti_dir", "CACTI_
 CACTI_NODES_NM = (22.0, 90.0)
 #: Smallest capacity CACTI organises with 64-bit words [bytes] (128 B finds no organisation; 256 B does).
 MIN_BYTES = 256
-#: Largest macro modelled [bytes]: a larger buffer is that many 64 MiB macros, each access one macro's (the
-#: routing between the macros is not modelled; assumed). CACTI's capacity field overflows far above.
-MAX_BYTES = 1 << 26
+#: Largest macro modelled [bytes]: a larger buffer is banked in 1 MiB macros, each access one macro's (the
+#: routing between the macros is not modelled; assumed, as the former rule that clamped [Hor14] at 1 MB).
+MAX_BYTES = 1 << 20
 _CELL = {"LP": "itrs-lstp", "HP": "itrs-hp"}
 _VDD_COLUMN = {"itrs-hp": 0, "itrs-lstp": 1}  # columns of '-Vdd (V)' in tech_params/*.dat
 _TEMPERATURE_K = 300

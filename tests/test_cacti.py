@@ -130,3 +130,11 @@ def test_device_off_current_from_cacti_tables():
     mid = cacti.device_off_current(28, "LP").value  # linear between 32 (2.06e-11) and 22 nm (2.43e-11)
     assert mid == pytest.approx((0.6 * 2.06e-11 + 0.4 * 2.43e-11) / 1e-6)
     assert "held at its 22 nm value" in cacti.device_off_current(7, "LP").source
+
+
+def test_large_buffers_are_banked_in_1mib_macros():
+    n = chip_node(65)
+    one, four = cacti.sram_macro(1 << 20, n), cacti.sram_macro(4 << 20, n)
+    assert four.macro_bytes == 1 << 20 and four.read_j == one.read_j
+    assert four.area_mm2.value == pytest.approx(4 * one.area_mm2.value, rel=1e-12)
+    assert four.leakage_w.value == pytest.approx(4 * one.leakage_w.value, rel=1e-12)

@@ -53,7 +53,7 @@ def test_gpu_datapath_recomputes_by_hand():
         with stated_extrapolation():
             node = TechnologyNode(node_nm=4.0, flavor="HP", vdd_v=0.75)
             e_op = 0.5 * node.scale_energy(sum(ec.HOROWITZ_45NM[prec].values()), HOROWITZ_REFERENCE)
-            e_byte = 8 * node.sram_j_per_bit(g["working_set_bytes"]).value
+            e_byte = 8 * ec.sram_j_per_bit(g["working_set_bytes"], node)  # CACTI 7, as the chip's SRAM
         assert g["memory"] == "sram"  # a tiny model's working set lives in L2
         assert got["energy_per_token_j"] == pytest.approx(g["flops_per_token"] * e_op
                                                           + g["bytes_per_token"] * e_byte, rel=1e-12)

@@ -8,7 +8,7 @@ with its node, supply, precision and basis.
 - ``gpu_datapath``: the GPU's datapath bound: the same operations at the GPU's node (its process, flavour HP,
   core supply) charged the MAC energy of the Horowitz table carried there by the same node scaling the chip uses
   (:func:`mapping.energy.constants.op_energy_j`), at the chip's precision, plus the compulsory bytes at that
-  precision at the GPU's on-chip SRAM energy (the technology model at its node) when the working set fits its
+  precision at the GPU's on-chip SRAM energy (CACTI 7, as the chip's, carried to its node) when the working set fits its
   L2, else HBM ([OCo17]). No board, no idle power, no control: a bound no GPU reaches.
 - ``gpu_board``: the GPU's board figure: FLOPs × TDP / (peak × utilisation) at the GPU precision nearest the
   chip's (int8 -> int8, int16/fp16 -> bf16, the 2-byte tensor rate; fp32 -> fp32) plus the same compulsory bytes
