@@ -52,7 +52,7 @@ def test_gpu_datapath_recomputes_by_hand():
         g = gpu_energy_per_token("kuramoto", mc, 2, 64, "H100-SXM", precision=board_precision(prec))
         with stated_extrapolation():
             node = TechnologyNode(node_nm=4.0, flavor="HP", vdd_v=0.75)
-            e_op = 0.5 * node.scale_energy(sum(ec.HOROWITZ_45NM[prec].values()), HOROWITZ_REFERENCE)
+            e_op = 0.5 * node.scale_energy(sum(ec.HOROWITZ_45NM[prec].values()), HOROWITZ_REFERENCE) * 3.6 * 1.1
             e_byte = 8 * ec.sram_j_per_bit(g["working_set_bytes"], node)  # CACTI 7, as the chip's SRAM
         assert g["memory"] == "sram"  # a tiny model's working set lives in L2
         assert got["energy_per_token_j"] == pytest.approx(g["flops_per_token"] * e_op

@@ -9,7 +9,8 @@ with its node, supply, precision and basis.
   core supply) charged the MAC energy of the Horowitz table carried there by the same node scaling the chip uses
   (:func:`mapping.energy.constants.op_energy_j`), at the chip's precision, plus the compulsory bytes at that
   precision at the GPU's on-chip SRAM energy (CACTI 7, as the chip's, carried to its node) when the working set fits its
-  L2, else HBM ([OCo17]). No board, no idle power, no control: a bound no GPU reaches.
+  L2, else HBM ([OCo17]); each operation with the same operand delivery and control as the chip's periphery
+  (op_energy_j). No board and no idle power: a bound no GPU reaches.
 - ``gpu_board``: the GPU's board figure: FLOPs × TDP / (peak × utilisation) at the GPU precision nearest the
   chip's (int8 -> int8, int16/fp16 -> bf16, the 2-byte tensor rate; fp32 -> fp32) plus the same compulsory bytes
   at their physical energy; at the stated utilisation 1 it is the package's historical "lower bound" of the GPU

@@ -19,7 +19,7 @@ References
         MICRO 2017: HBM2 access about 3.9 pJ/bit.
 [Chen16] Y.-H. Chen, J. Emer, V. Sze, "Eyeriss: a spatial architecture for energy-efficient dataflow for
         convolutional neural networks", ISCA 2016: at 65 nm, relative to a 16-bit MAC: register file 1x,
-        inter-PE 2x, global buffer (100-300 kB) 6x, DRAM 200x (cross-check only).
+        inter-PE 2x, global buffer (100-300 kB) 6x, DRAM 200x (the register-file cost of the operand delivery).
 [Mur] B. Murmann, "ADC Performance Survey 1997-2024" (Walden figure of merit of published ADCs).
 [HoMH01] R. Ho, K. Mai, M. Horowitz, "The future of wires", Proc. IEEE 89, 490 (2001): on-chip wire
         capacitance about 0.2 fF/um, nearly independent of the node.
@@ -43,10 +43,11 @@ from hw_models.technology import HOROWITZ_REFERENCE, REFERENCE_NODE, Figure, Tec
 
 __all__ = ["Figure", "COUPLER_WRITE_J_PER_BIT", "SRAM_SOURCE", "BYTES", "HOROWITZ_45NM",
            "HOROWITZ_45NM_AREA_UM2", "PRECISIONS", "GPU_PRECISIONS", "GPUSpec", "GPUS", "REFERENCE_NODE", "at_node",
-           "mac_energy_j", "op_energy_j", "mac_area_um2", "sram_j_per_bit", "HBM_J_PER_BIT", "PERIPHERY_NODE_NM",
-           "PERIPHERY_VDD_V", "ADC_FOM_J_PER_STEP", "C_UNIT_SWITCH_F", "R_DAC_DRIVER_OHM", "C_WIRE_F_PER_M",
-           "CLOCK_TREE_FACTOR", "C_CLOCK_SINK_F", "C_DETECTOR_F", "ADC_RATE_HZ", "PERIPHERY_CLOCK_HZ",
-           "ARRAY_ROWS_PER_CLOCK", "SRAM_ARRAY_EFFICIENCY", "PERIPHERY_OVERHEAD", "AREA"]
+           "mac_energy_j", "op_energy_j", "OPERAND_DELIVERY", "CONTROL_OVERHEAD", "PERIPHERY_OP_SOURCE",
+           "mac_area_um2", "sram_j_per_bit", "HBM_J_PER_BIT", "PERIPHERY_NODE_NM", "PERIPHERY_VDD_V",
+           "ADC_FOM_J_PER_STEP", "C_UNIT_SWITCH_F", "R_DAC_DRIVER_OHM", "C_WIRE_F_PER_M", "CLOCK_TREE_FACTOR",
+           "C_CLOCK_SINK_F", "C_DETECTOR_F", "ADC_RATE_HZ", "PERIPHERY_CLOCK_HZ", "ARRAY_ROWS_PER_CLOCK",
+           "PERIPHERY_OVERHEAD", "AREA"]
 
 
 # -- digital arithmetic ---------------------------------------------------------------------------------------
@@ -102,11 +103,31 @@ def mac_energy_j(precision: str, node: TechnologyNode = REFERENCE_NODE) -> float
     return node.scale_energy(t["mul"] + t["add"], HOROWITZ_REFERENCE)
 
 
+#: Operand delivery per MAC, in bare-MAC energies: the register-file accesses of ZigZag's energy-optimal mapping
+#: of kuramoto-tiny's projection layer on the chip's 32 x 32 periphery (benchmarks/zigzag_crosscheck.py: per MAC
+#: one weight read, half an input read, an accumulator read and write, and the fills), each access at [Chen16]'s
+#: 65 nm "RF 1x" a 16-bit MAC (the accumulator register at 0.22 of it, ZigZag's own output-register ratio).
+OPERAND_DELIVERY = Figure(2.6, "MAC energies per MAC",
+                          "register-file accesses per MAC of ZigZag's optimal mapping (2.6-3.0 over the projection and "
+                          "score layers of kuramoto-tiny and kuramoto-1m) x [Chen16] RF access = 1 MAC")
+#: Control of the periphery (sequencer, address generation, the array's clock) over its datapath and operand
+#: delivery.
+CONTROL_OVERHEAD = Figure(0.1, "1", "assumed: 10 % of the datapath and operand-delivery energy for the sequencer, "
+                          "address generators and clock of a fixed-function MAC array (no source at hand)")
+
+
 def op_energy_j(precision: str, node: TechnologyNode = REFERENCE_NODE) -> float:
-    """Energy of one counted operation [J]: half a MAC (a MAC is two operations). Transcendentals (cos, sin,
-    exp, sqrt) are counted as one operation each, i.e. assumed to be evaluated by a table lookup plus one
-    multiply-add (assumed)."""
-    return 0.5 * mac_energy_j(precision, node)
+    """Energy of one counted operation of the digital periphery [J]: half a MAC (a MAC is two operations) with its
+    operand delivery (:data:`OPERAND_DELIVERY`) and control (:data:`CONTROL_OVERHEAD`):
+    ½ E_MAC (1 + operand) (1 + control); the bare MAC is 1 / 3.96 of it. Transcendentals (cos, sin, exp, sqrt) are
+    counted as one operation each, i.e. assumed to be evaluated by a table lookup plus one multiply-add
+    (assumed)."""
+    return 0.5 * mac_energy_j(precision, node) * (1 + OPERAND_DELIVERY.value) * (1 + CONTROL_OVERHEAD.value)
+
+
+PERIPHERY_OP_SOURCE = ("half a MAC of [Hor14] 45 nm, 0.9 V carried to the node by the Stillmaker-Baas energy ratio, "
+                       "x (1 + operand delivery 2.6: ZigZag's register-file accesses per MAC at [Chen16]'s cost) x "
+                       "(1 + control 0.1, assumed): the bare MAC is 25 % of it")
 
 
 def mac_area_um2(precision: str, node: TechnologyNode = REFERENCE_NODE) -> float:
@@ -148,8 +169,6 @@ PERIPHERY_CLOCK_HZ = Figure(500e6, "Hz", "assumed: clock of the 65 nm digital pe
                             "writes (a modest synthesised 65 nm clock)")
 ARRAY_ROWS_PER_CLOCK = Figure(1, "rows/cycle", "assumed: a tile's coupler registers are written like an SRAM, one "
                               "row of T couplers per periphery clock cycle, every tile of a round in parallel")
-SRAM_ARRAY_EFFICIENCY = Figure(0.7, "1", "assumed: bitcell area over macro area of an SRAM (sense amplifiers, "
-                               "decoders, I/O)")
 PERIPHERY_OVERHEAD = Figure(2.0, "1", "assumed: the digital periphery's area over its MAC units' (softmax lookup "
                             "tables, registers, control)")
 C_UNIT_SWITCH_F = Figure(1e-15, "F", "assumed: gate capacitance of one minimum 65 nm transmission gate (n + p), "
