@@ -28,7 +28,7 @@ Terms (:data:`TERMS`, in this order; per layer and summed over layers unless sai
   round that programs them), of the phases in (read for every round that injects them) and out, of the stored
   keys, plus the bus wires across the array (``sram_breakdown_j``);
 - ``digital_periphery_j``: the attention's digital operations × ½ MAC energy at ``energy.digital_precision``
-  and the chip's node;
+  and the chip's node, with its operand delivery and control (:func:`mapping.energy.constants.op_energy_j`);
 - with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``
   (registered by :mod:`mapping.energy.analog_scores`); decode with held keys: ``held_keys_j`` (registered by
   :mod:`mapping.energy.phase_memory`, which also changes the decode pass's events);
@@ -245,8 +245,8 @@ for _t in (
                           f"1/2)" + at_node_note(c), array=False),
     ChipTerm("digital_periphery_j", lambda s, c: c["dig_ops"] * c["e_op"],
              lambda s, c: f"{c['dig_ops']:.4g} digital attention ops/token/layer x {c['e_op']:.3g} J "
-                          f"({s.digital_precision}: half a MAC of [Hor14] 45 nm, 0.9 V carried to "
-                          f"{c['node'].node_nm:g} nm, {c['V']:g} V by the Stillmaker-Baas energy ratio); the fidelity "
+                          f"({s.digital_precision} at {c['node'].node_nm:g} nm, {c['V']:g} V: {ec.PERIPHERY_OP_SOURCE}); "
+                          f"the fidelity "
                           f"run computes this periphery at {s.digital_precision} too (mapping.periphery.precision)",
              array=False),
 ):
