@@ -72,7 +72,9 @@ def gpu_datapath_j(model_kind: str, mc: dict, n_layers: int, T: int, gpu: str, *
     bytes_j = ref["bytes_per_token"] * e_byte
     basis = (f"{ref['flops_per_token']:.4g} ops x {e_op:.3g} J (half a {precision} MAC of [Hor14] 45 nm, 0.9 V carried "
              f"to {g.node_nm:g} nm HP, {g.core_vdd_v:g} V by the Stillmaker-Baas energy ratio"
-             + (", extrapolated below the fits' 7 nm" if extra else "") + f") + {ref['bytes_per_token']:.4g} "
+             + (", extrapolated below the fits' 7 nm" if extra else "")
+             + f"; x {(1 + ec.OPERAND_DELIVERY.value) * (1 + ec.CONTROL_OVERHEAD.value):.3g} for its operand delivery "
+               f"and control, as the chip's periphery) + {ref['bytes_per_token']:.4g} "
              f"compulsory B x {e_byte:.3g} J/B ("
              + (f"on-chip SRAM {how}" if ref["memory"] == "sram" else ec.HBM_J_PER_BIT.source) + ")")
     return {"energy_per_token_j": ops_j + bytes_j, "ops_j": ops_j, "bytes_j": bytes_j, "j_per_op": e_op,
