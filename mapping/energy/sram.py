@@ -21,7 +21,7 @@ What a buffer costs comes from CACTI 7 (:func:`hw_models.cacti.sram_macro`, the 
 wheel): the energy per bit of a read of one 64-bit word from a macro of the buffer's size
 (:func:`sram_read_j_per_bit`), the area and standby leakage of the macros holding the chip's buffers
 (:func:`sram_area_mm2`, :func:`sram_leakage_w`), at the chip's node, flavour and supply. Writes are charged as
-reads (CACTI's write/read energy ratio is 0.72-1.36 over the buffers of the bundled chips: BENCHMARKS.md, Energy).
+reads (CACTI's write/read energy ratio is 0.73-0.96 over the buffers of the bundled chips: BENCHMARKS.md, Energy).
 The former figures ([Hor14]'s 45 nm reads scaled by the Stillmaker-Baas energy ratio,
 :meth:`hw_models.technology.TechnologyNode.sram_j_per_bit`; bitcell area over an assumed macro efficiency) are
 kept as the cross-check of ``benchmarks/sram_cacti.py``.
