@@ -18,6 +18,7 @@ import json
 
 def rows(ckpt: str, config: str | None, sets: dict, nodes: list[float], batches: list[int]) -> list[dict]:
     from mapping import ChipConfig, compile
+    from mapping.backends.scores import score_stage
     from mapping.config import load_config
     from mapping.energy.baselines import BASELINES, baselines
     from mapping.energy.chip_terms import chip_energy
@@ -33,11 +34,11 @@ def rows(ckpt: str, config: str | None, sets: dict, nodes: list[float], batches:
         spec = ChipEnergySpec.from_chip(chip)
         for phase in ("prefill", "decode"):
             for batch in batches:
-                s = dataclasses.replace(spec, batch=batch)
-                ce = chip_energy(s, phase, chip.config.scores.analog)
+                s = dataclasses.replace(spec, workload=dataclasses.replace(spec.workload, batch=batch))
+                ce = chip_energy(s, phase, score_stage(chip.config).on_array)
                 bl = baselines(s, ce, phase)
-                out.append({"node_nm": node, "phase": phase, "batch": batch, "T": s.T,
-                            "precision": s.digital_precision, "chip_j": ce["energy_per_token_chip_j"],
+                out.append({"node_nm": node, "phase": phase, "batch": batch, "T": s.shape.T,
+                            "precision": s.periphery.digital_precision, "chip_j": ce["energy_per_token_chip_j"],
                             **{f"{k}_j": bl[k]["energy_per_token_j"] for k in BASELINES},
                             **{f"chip_over_{k}": bl[k]["chip_ratio"] for k in BASELINES}})
     return out

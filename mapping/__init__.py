@@ -34,7 +34,7 @@ _EXPORTS = {
     "order_parameter": "fidelity", "phase_error": "fidelity", "relative_error": "fidelity",
     "ChipRun": "simulation", "run": "simulation", "compare_layer": "simulation",
     "SimulationReport": "simulation", "simulate_report": "simulation",
-    "closed_form_increment": "backends.kuramoto", "kuramoto_chip_step": "backends.phase",
+    "closed_form_increment": "periphery.programming", "kuramoto_chip_step": "backends.phase",
     "Quantiser": "periphery.quantise", "PhaseReadout": "periphery.readout",
     "adler_cells": "backends.ssa_pairwise", "ssa1d_collective": "backends.ssa_collective",
     "adler_window_error_bound": "backends.ssa", "ssa_closed_form": "backends.ssa",

@@ -1,6 +1,6 @@
 """The compiled chip: per-layer oscillator arrays, programming rules, mismatch draw, resources; versioned JSON.
 
-JSON layout (``format: "oscsim-chip/3"``)::
+JSON layout (``format: "oscsim-chip/5"``)::
 
     {"format", "kind", "config", "device", "model": {name, checkpoint, config, fingerprint},
      "timebase": {...}, "static_digital": [{"name", "shape"}], "resources": {...}, "coupling_rule": {...},
@@ -9,12 +9,15 @@ JSON layout (``format: "oscsim-chip/3"``)::
                  "lambda", "coupling_quantiser", "gain_quantiser",
                  "freq_trim_code": {"shape", "data"}, "freq_residual_rel": {"shape", "data"},
                  "coupler_spread": {"shape", "rel_std", "seed", "sha256"}, "resources": {...},
-                 "tiles": null | {"count", "tile_of": {"shape", "data"}}}]}
+                 "tiles": null | {"count", "tile_of": {"shape", "data"}},
+                 "score_freq_residual_rel": null | {"shape", "data"}, "score_diffusion_rel": null | {...}}]}
 
 Small draws (per-oscillator trim codes and residual frequency errors) are stored inline; the per-coupler
 spread (T² per coordinate) is stored as its seed and the SHA-256 of the regenerated array, checked on load. On
 a time-multiplexed chip (``schedule``, :mod:`mapping.compiler.schedule`) a layer's ``tiles`` says which
-physical tile each unit runs on: the per-coupler spread is drawn once per tile and gathered.
+physical tile each unit runs on: the per-coupler spread is drawn once per tile and gathered. On an analog-score
+chip every layer also stores the draw of its rotated score oscillators (:func:`mapping.compiler.mismatch.
+draw_score_oscillators`, made once at compile time like the banks'), inline.
 Loading (`mapping.chip_io.load_chip`) validates everything and refuses inconsistent files with a message
 naming the field.
 """
@@ -30,24 +33,26 @@ from typing import Any
 
 import numpy as np
 
-from .compiler.device import ChipDevice
-from .compiler.schedule import unit_shape
 from .config import ChipConfig, config_to_dict
 from .periphery.quantise import Quantiser
 from .seeds import PHYSICAL_STREAM  # re-exported: the chip's public name of the physical-tile stream key
 
 __all__ = ["FORMAT", "Chip", "LayerMap", "TileMap", "save_chip", "coupler_spread_draw", "PHYSICAL_STREAM"]
 
-FORMAT = "oscsim-chip/4"
+FORMAT = "oscsim-chip/5"
 """Version 2: ``device`` is the hw_models device (level, kind, preset, params), per-oscillator ``diffusion_rel``
 and ``power_w`` from the mismatch draw, and the coupler in ``coupling_rule``. Version 3: ``resources`` is the one
 resource count of :mod:`mapping.compiler.resources` (``phase_detectors`` added; ``readout_channels`` two per
 detector, as the area and energy models count them). Version 4: ``config`` has ``array``, ``node_nm`` and
-``node_flavor``; the chip records its ``schedule`` and every layer its ``tiles``."""
+``node_flavor``; the chip records its ``schedule`` and every layer its ``tiles``. Version 5: every layer its
+rotated score oscillators' draw (``score_freq_residual_rel``, ``score_diffusion_rel``; null with digital scores)."""
 KINDS = ("kuramoto", "ssa")
 LAYER_KINDS = ("kuramoto", "ssa-pairwise", "ssa1d-collective")
 CHIP_LAYER_KINDS = {"kuramoto": ("kuramoto",), "ssa": ("ssa-pairwise", "ssa1d-collective")}
 """Chip kind -> the layer kinds a chip of that kind holds."""
+UNIT_AXES = {"kuramoto": 3, "ssa-pairwise": 1, "ssa1d-collective": 1}
+"""Layer kind -> leading axes of its per-oscillator arrays that index units (Kuramoto: bank, head, coordinate;
+SSA: head); :mod:`mapping.compiler.schedule` lays the units onto tiles by them."""
 
 
 def coupler_spread_draw(seed: list[int], shape: tuple, rel_std: float) -> np.ndarray:
@@ -174,6 +179,10 @@ class LayerMap:
         Per-oscillator power [W] from the device's instance draw.
     tiles : TileMap or None
         The physical tile of each unit on a multiplexed chip (its draws are the tile's); None: spatial.
+    score_freq_residual_rel, score_diffusion_rel : float arrays (n_heads, head_dim, max_tokens) or None
+        Analog scores: the rotated score oscillators' residual relative frequency error δf/f₀ after trimming (the
+        chip's temperature drift included) and their D / D_nominal, drawn once at compile time
+        (:func:`mapping.compiler.mismatch.draw_score_oscillators`); None with digital scores.
     """
 
     index: int
@@ -196,6 +205,8 @@ class LayerMap:
     diffusion_rel: np.ndarray | None = None
     power_w: np.ndarray | None = None
     tiles: TileMap | None = None
+    score_freq_residual_rel: np.ndarray | None = None
+    score_diffusion_rel: np.ndarray | None = None
     _coupler_cache: np.ndarray | None = field(default=None, repr=False, compare=False)
     # a multiplexed chip's per-tile coupler draw, shared by its layers (the compiler draws it once; every layer has
     # the same seed); None: drawn from the seed when first needed
@@ -274,7 +285,15 @@ class LayerMap:
             "diffusion_rel": _arr_to_json(self.diffusion_rel),
             "power_w": _arr_to_json(self.power_w),
             "tiles": None if self.tiles is None else self.tiles.to_json(),
+            "score_freq_residual_rel": None if self.score_freq_residual_rel is None
+            else _arr_to_json(self.score_freq_residual_rel),
+            "score_diffusion_rel": None if self.score_diffusion_rel is None else _arr_to_json(self.score_diffusion_rel),
         }
+
+    @property
+    def score_shape(self) -> tuple:
+        """(n_heads, head_dim, max_tokens): the rotated score oscillators of the layer."""
+        return (self.n_heads, self.head_dim, self.max_tokens)
 
     def __post_init__(self):
         shape = tuple(self.oscillator_shape)
@@ -286,6 +305,17 @@ class LayerMap:
             a = np.asarray(getattr(self, name), dtype=float)
             if a.shape != shape or not np.all(np.isfinite(a)) or np.any(a < 0):
                 raise ValueError(f"layers[{self.index}].{name} must be a finite array >= 0 of shape {list(shape)}")
+        if (self.score_freq_residual_rel is None) != (self.score_diffusion_rel is None):
+            raise ValueError(f"layers[{self.index}]: score_freq_residual_rel and score_diffusion_rel are both set "
+                             f"(analog scores) or both null")
+        if self.score_diffusion_rel is not None:
+            for name in ("score_freq_residual_rel", "score_diffusion_rel"):
+                a = np.asarray(getattr(self, name), dtype=float)
+                if a.shape != self.score_shape or not np.all(np.isfinite(a)):
+                    raise ValueError(f"layers[{self.index}].{name} must be a finite array of shape "
+                                     f"{list(self.score_shape)}")
+            if np.any(np.asarray(self.score_diffusion_rel) < 0):
+                raise ValueError(f"layers[{self.index}].score_diffusion_rel must be >= 0")
 
     @classmethod
     def from_json(cls, d: dict, i: int, digests: dict | None = None) -> "LayerMap":
@@ -294,7 +324,7 @@ class LayerMap:
         w = f"layers[{i}]"
         need = {"index", "kind", "n_heads", "head_dim", "max_tokens", "banks", "oscillator_shape", "lambda",
                 "coupling_quantiser", "gain_quantiser", "freq_trim_code", "freq_residual_rel", "coupler_spread",
-                "resources", "diffusion_rel", "power_w", "tiles"}
+                "resources", "diffusion_rel", "power_w", "tiles", "score_freq_residual_rel", "score_diffusion_rel"}
         if not isinstance(d, dict):
             raise ValueError(f"{w} must be an object")
         missing, unknown = sorted(need - set(d)), sorted(set(d) - need)
@@ -347,7 +377,9 @@ class LayerMap:
             coupler_sha256=str(cs["sha256"]), resources=dict(d["resources"]),
             diffusion_rel=_arr_from_json(d["diffusion_rel"], f"{w}.diffusion_rel", expected),
             power_w=_arr_from_json(d["power_w"], f"{w}.power_w", expected),
-            tiles=TileMap.from_json(d["tiles"], f"{w}.tiles", unit_shape(d["kind"], expected)),
+            tiles=TileMap.from_json(d["tiles"], f"{w}.tiles", tuple(expected[:UNIT_AXES[d["kind"]]])),
+            **{k: None if d[k] is None else _arr_from_json(d[k], f"{w}.{k}", (h, F, T))
+               for k in ("score_freq_residual_rel", "score_diffusion_rel")},
         )
         if lm.coupler_spread_rel > 0 and lm.regenerated_digest(digests) != lm.coupler_sha256:
             raise ValueError(f"{w}.coupler_spread: the regenerated coupler draw does not match its sha256 "
@@ -363,7 +395,7 @@ class Chip:
     ----------
     kind : {'kuramoto', 'ssa'}
     config : ChipConfig
-    device : ChipDevice
+    device : mapping.compiler.device.ChipDevice
         The hw_models device object (level, oscillator, couplers); every device number is read through it.
     model_info : dict
         ``name`` (registry name), ``checkpoint`` (bundled name or path, or None), ``config`` (model config
@@ -379,6 +411,14 @@ class Chip:
         ``phase_correction``, ``taps``, ``tap_phase_rad``, ``weights`` and the effective ``harmonics`` of H.
     schedule : mapping.compiler.schedule.Schedule or None
         Which tile runs which unit when (the config's ``array``); ``resources`` are the silicon's.
+    score_array : mapping.backends.score_array.ScoreArray or None
+        The analog-score chip's score units and the heads' assignment to them (None: digital scores).
+    node : hw_models.technology.TechnologyNode
+        The chip's logic node (periphery, SRAM, converters, wires, leakage), built once from ``config.node_nm``
+        and ``config.node_flavor``; the area and energy models read it.
+    device_node : hw_models.technology.TechnologyNode
+        The node its oscillators and couplers are sized at (``config.sizing_node_nm``: ``device_node_nm``, else
+        the logic node), built once: the same object as ``node`` when the two coincide.
     model : torch.nn.Module or None
         The closed-form model the static weights come from (not serialised; resolved from ``model_info`` on
         load).
@@ -386,7 +426,7 @@ class Chip:
 
     kind: str
     config: ChipConfig
-    device: ChipDevice
+    device: Any
     model_info: dict
     timebase: dict
     layers: list
@@ -394,7 +434,19 @@ class Chip:
     resources: dict
     coupling_rule: dict = field(default_factory=dict)
     schedule: Any = None
+    score_array: Any = None
+    node: Any = None
+    device_node: Any = None
     model: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        from hw_models.technology import chip_node
+
+        if self.node is None:
+            self.node = chip_node(self.config.node_nm, self.config.node_flavor)
+        if self.device_node is None:
+            sized = self.config.sizing_node_nm
+            self.device_node = self.node if sized == self.config.node_nm else chip_node(sized, self.config.node_flavor)
 
     @property
     def max_tokens(self) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .chip import CHIP_LAYER_KINDS, FORMAT, KINDS, Chip, LayerMap, _named
+from .compiler.build import chip_score_array
 from .compiler.build import compile as compile_chip
 from .compiler.coupling_rule import coupling_rule
 from .compiler.device import chip_device_from_dict
@@ -137,6 +138,7 @@ def chip_from_json(d: dict, model=None) -> Chip:
     chip = Chip(kind=d["kind"], config=config, device=device, model_info=info, timebase=d["timebase"],
                 layers=layers, static_digital=d["static_digital"], resources=d["resources"], coupling_rule=rule,
                 schedule=schedule)
+    chip.score_array = chip_score_array(config, chip.kind, layers)  # the score stage's units (None: digital)
     if not isinstance(d["static_digital"], list) or not all(
             isinstance(s, dict) and set(s) == {"name", "shape"} for s in d["static_digital"]):
         raise ValueError("static_digital must be a list of {name, shape} objects")

@@ -439,8 +439,7 @@ class ChipConfig:
             trim_bits=None,
             coupling=dataclasses.replace(self.coupling, bits=None, gain_bits=None, gain_range=1e6, range=1e6),
             readout=dataclasses.replace(self.readout, noise_rad=0.0, bits=None, bandwidth_fraction=None),
-            scores=(dataclasses.replace(self.scores, gate_bits=None, gate_range=1e6, bits=None)
-                    if self.scores.analog else self.scores),
+            scores=self.scores.idealised(),
             energy=dataclasses.replace(self.energy, digital_precision="fp32"),
         )
 

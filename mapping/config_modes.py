@@ -20,10 +20,13 @@ class DigitalScores:
     the digital periphery from the stored keys (DESIGN §5.2)."""
 
     mode: str = "digital"
-    analog: ClassVar[bool] = False
 
     def __post_init__(self):
         _check_choice("scores.mode", self.mode, ("digital",))
+
+    def idealised(self) -> "DigitalScores":
+        """The ideal chip's section: nothing to idealise."""
+        return self
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +53,7 @@ class AnalogScores:
         (kuramoto-tiny's reach 4.3, 99.9 % below 3.4, measured). (0, 1e6].
     units : int or None
         Physical *score units* (one head's rotated oscillators, mixers, score channels and gate DACs,
-        :mod:`mapping.compiler.score_array`), in [1, 2^20]; the heads of a layer take ⌈heads / units⌉ score rounds,
+        :mod:`mapping.backends.score_array`), in [1, 2^20]; the heads of a layer take ⌈heads / units⌉ score rounds,
         and heads sharing a unit share its oscillators' mismatch. More units than the model's heads leave units
         idle (their area is charged). None/'none' (the default): every head of every layer its own unit on a
         spatial ``[array]``, the heads of one layer on a multiplexed one.
@@ -62,7 +65,6 @@ class AnalogScores:
     bits: int | None = 10
     full_scale: float = 4.0
     units: int | None = None
-    analog: ClassVar[bool] = True
 
     def __post_init__(self):
         _check_choice("scores.mode", self.mode, ("analog",))
@@ -75,6 +77,10 @@ class AnalogScores:
         for name in ("gate_range", "full_scale"):
             if _check_pos(f"scores.{name}", getattr(self, name)) > 1e6:
                 raise ValueError(f"scores.{name} must be in (0, 1e6], got {getattr(self, name)!r}")
+
+    def idealised(self) -> "AnalogScores":
+        """The ideal chip's section: unquantised gates and scores, nothing clips."""
+        return dataclasses.replace(self, gate_bits=None, gate_range=1e6, bits=None)
 
 
 @dataclass(frozen=True, kw_only=True)

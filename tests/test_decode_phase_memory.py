@@ -63,16 +63,16 @@ MC = {"k": 8, "n_heads": 2, "n_layers": 2, "ffn_hidden": 16, "vocab_size": 256}
 
 
 def spec(**kw):
-    from mapping.energy import ChipEnergySpec
+    from _energy_spec import make_spec
 
     base = dict(kind="kuramoto", layer_kind="kuramoto", n_layers=2, n_heads=2, head_dim=4, banks=2, taps=2, T=16,
                 model_config=MC, f0_hz=1e9, p_osc_w=100e-6, p_coupler_w=20e-6, e_bit_write_j=10e-15,
                 settle_cycles=4.0, read_cycles=4.0, coupler_bits=6, gain_bits=8, readout_bits=10,
-                digital_precision="int8", array_area_mm2=1.0, readout_noise_rad=2e-3,
+                digital_precision="int8", array_area_mm2=1.0,
                 diffusion_rad2_per_s=1e4, injection_s=20e-9, injection_driver_w=30e-6, sources={},
                 freq_residual_rms=1e-4, write_rms_rad=0.05)
     base.update(kw)
-    return ChipEnergySpec(**base)
+    return make_spec(**base)
 
 
 def test_held_keys_energy_by_hand():

@@ -8,12 +8,14 @@ import pytest
 from hw_models.technology import HOROWITZ_REFERENCE, TechnologyNode, stated_extrapolation
 from mapping import ChipConfig, compile
 from mapping.config import EnergyConfig
-from mapping.energy import ChipEnergySpec, energy_report, gpu_energy_per_token
+from mapping.energy import energy_report, gpu_energy_per_token
 from mapping.energy import constants as ec
 from mapping.energy.baselines import BASELINES, baselines, board_precision, gpu_datapath_j
 from mapping.energy.chip_terms import chip_energy
 
 from _chips import seeded_kuramoto
+
+from _energy_spec import make_spec
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +74,7 @@ def _spec(**over):
                 model_config=mc, f0_hz=1.8e9, p_osc_w=2.6e-4, p_coupler_w=1.2e-5, e_bit_write_j=1e-14,
                 settle_cycles=4.0, read_cycles=4.0, coupler_bits=6, gain_bits=8, readout_bits=10,
                 array_area_mm2=1.0, injection_s=1e-9, injection_driver_w=1e-5, sources={})
-    return ChipEnergySpec(**{**base, **over})
+    return make_spec(**{**base, **over})
 
 
 def test_decode_at_batch_64_charges_the_weights_once_per_batch():
@@ -84,11 +86,11 @@ def test_decode_at_batch_64_charges_the_weights_once_per_batch():
     # the weight bits of the attention layers at int16, at the SRAM energy per bit of the weight array
     from mapping.energy.ops import attention_cost
 
-    n_w = attention_cost("kuramoto", s1.model_config, 128)["weights"]
+    n_w = attention_cost("kuramoto", s1.shape.model_config, 128)["weights"]
     e_bit = ec.sram_j_per_bit(n_w * 2 * 2, s1.node)
     assert w1 == pytest.approx(2 * n_w * 2 * 8 * e_bit, rel=1e-12)
     assert w1 / w64 == pytest.approx(64.0, rel=1e-12)
-    g = {b: gpu_energy_per_token("kuramoto", s1.model_config, 2, 128, phase="decode", batch=b) for b in (1, 64)}
+    g = {b: gpu_energy_per_token("kuramoto", s1.shape.model_config, 2, 128, phase="decode", batch=b) for b in (1, 64)}
     W = n_w * 2 * 2  # bytes of the two layers' weights at bf16
     assert g[1]["bytes_per_token"] - g[64]["bytes_per_token"] == pytest.approx(W * (1 - 1 / 64), rel=1e-12)
     # and the digital chip follows the batch (the GPU's per-byte energy grows with its batch's working set in L2,

@@ -14,10 +14,11 @@ from mapping import ChipConfig, compile
 from hw_models.devices import make_device
 from hw_models.layout import ring_area_um2
 from hw_models.technology import REFERENCE_NODE
-from mapping.energy import ChipEnergySpec, chip_energy_per_token, energy_report, gpu_energy_per_token, \
+from mapping.energy import chip_energy_per_token, energy_report, gpu_energy_per_token, \
     measure_gpu_energy
 
 from _chips import seeded_kuramoto
+from _energy_spec import make_spec
 
 MC = {"k": 8, "n_heads": 2, "n_layers": 2, "ffn_hidden": 16, "vocab_size": 256}
 
@@ -33,7 +34,7 @@ def specs(draw):
         mc = {"d_model": h * hd, "n_heads": h, "n_layers": 2,
               "frequency": "scalar" if kind == "ssa1d-collective" else draw(st.sampled_from(["scalar", "vector"]))}
     pos = st.floats(1e-9, 1e-2, allow_nan=False)
-    return ChipEnergySpec(
+    return make_spec(
         kind="kuramoto" if kind == "kuramoto" else "ssa", layer_kind=kind, n_layers=draw(st.integers(1, 4)),
         n_heads=h, head_dim=hd, banks=draw(st.integers(1, 2)) if kind == "kuramoto" else 1,
         taps=draw(st.integers(1, 2)), T=draw(st.integers(1, 512)), model_config=mc,
@@ -57,7 +58,9 @@ def test_gain_never_exceeds_the_amdahl_bound(s, phase, analog):
     assert 0 <= e["offloaded_fraction"] < 1
     assert e["array_gain"] <= e["amdahl_max_gain"] * (1 + 1e-12)
     assert e["amdahl_max_gain"] == pytest.approx(1 / (1 - e["offloaded_fraction"]))
-    g = gpu_energy_per_token(s.kind, s.model_config, s.n_layers, s.T, precision="int8", phase=phase, batch=s.batch)
+    sh = s.shape
+    g = gpu_energy_per_token(sh.kind, sh.model_config, sh.n_layers, sh.T, precision="int8", phase=phase,
+                             batch=s.workload.batch)
     assert 0 < g["lower_j"] <= g["upper_j"]
 
 
@@ -198,7 +201,7 @@ def test_report_gains_never_exceed_amdahl_over_chip_configs(chip, cb, gb, rb, av
                      readout=dataclasses.replace(c0.readout, bits=rb, averaging_cycles=avg),
                      energy=EnergyConfig(digital_precision=prec, gpu_precision=gprec, phase=phase, batch=batch),
                      scores=AnalogScores() if analog else DigitalScores())
-    r = energy_report(chip.__class__(**{**chip.__dict__, "config": cfg}))
+    r = energy_report(compile(chip.model, cfg))  # compiled with it: the node, the score array and its draw
     assert r["array_gain"] <= r["amdahl_max_gain"] * (1 + 1e-12)
     assert r["energy_per_token_chip_j"] == pytest.approx(sum(r["breakdown"].values()), rel=1e-12)
     w = r["whole_model"]
@@ -246,7 +249,7 @@ def test_digital_only_chip_leaks_over_its_own_time(chip, node, flavor, analog):
     from mapping.energy import constants as ec
 
     cfg = chip.config.replace(node_nm=node, node_flavor=flavor, scores=AnalogScores() if analog else chip.config.scores)
-    c = chip.__class__(**{**chip.__dict__, "config": cfg})
+    c = compile(chip.model, cfg)
     r = energy_report(c)
     tn = chip_node(node, flavor)
     area = chip_area(c)

@@ -1,4 +1,5 @@
-"""The import graph of `oscsim`, `hw_models` and `mapping`, read with `ast`: no circles, no upward imports.
+"""The import graph of `oscsim`, `hw_models` and `mapping`, read with `ast`: no circles, no upward imports, and
+inside `mapping` its rooms (sub-packages and top-level modules) in one order (:data:`MAPPING_ORDER`).
 
 Every ``import`` and ``from ... import`` in every module counts, at module level or inside a function, in
 ``if TYPE_CHECKING`` blocks too (a circle there is still a circle a reader has to untangle). ``from pkg
@@ -19,6 +20,14 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("oscsim", "hw_models", "mapping")
 # layer order: a package may import only packages to its right
 LAYERS = {"mapping": 2, "hw_models": 1, "oscsim": 0}
+MAPPING_ORDER = ("units", "seeds", "periphery", "config_checks", "config_modes", "config", "model_io", "fidelity",
+                 "backends", "chip", "compiler", "chip_io", "energy", "hwa", "simulation", "preflight", "sweep",
+                 "design", "cli", "")
+"""The rooms of `mapping` (its sub-packages and top-level modules; "" the package's own `__init__`, the public
+facade) in import order: a room imports only rooms before it, function-level imports included
+(docs/architecture.md, "The order of the rooms"). The backends run a compiled chip and never build one, the
+chip asks its backends for its description, the compiler builds chips and asks the backend registry, the energy
+pass reads compiled chips."""
 
 
 def _modules() -> dict[str, Path]:
@@ -40,29 +49,33 @@ def _resolve(module: str, is_pkg: bool, level: int, name: str | None) -> str:
     return ".".join(base + ([name] if name else []))
 
 
+def module_imports(mod: str, source: str, is_pkg: bool, mods) -> set[str]:
+    """The in-project modules ``mod`` (whose text is ``source``) imports, anywhere in its body."""
+    out = set()
+    for node in ast.walk(ast.parse(source, mod)):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(mod, is_pkg, node.level, node.module)
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                targets.append(sub if sub in mods else base)
+        for t in targets:
+            # `import a.b.c` imports a, a.b and a.b.c; the deepest in-project one is the edge that matters
+            while t and t not in mods:
+                t = t.rpartition(".")[0]
+            if t and t != mod and t.split(".")[0] in PACKAGES:
+                out.add(t)
+    return out
+
+
 @functools.lru_cache(maxsize=1)
 def import_graph() -> dict[str, frozenset[str]]:
     """Module -> the set of in-project modules it imports (anywhere in its body)."""
     mods = _modules()
-    graph: dict[str, set[str]] = {m: set() for m in mods}
-    for mod, path in mods.items():
-        is_pkg = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            targets = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = _resolve(mod, is_pkg, node.level, node.module)
-                for a in node.names:
-                    sub = f"{base}.{a.name}"
-                    targets.append(sub if sub in mods else base)
-            for t in targets:
-                # `import a.b.c` imports a, a.b and a.b.c; the deepest in-project one is the edge that matters
-                while t and t not in mods:
-                    t = t.rpartition(".")[0]
-                if t and t != mod and t.split(".")[0] in PACKAGES:
-                    graph[mod].add(t)
-    return {m: frozenset(ts) for m, ts in graph.items()}
+    return {mod: frozenset(module_imports(mod, path.read_text(), path.name == "__init__.py", mods))
+            for mod, path in mods.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -142,3 +155,47 @@ def test_the_checks_can_fail():
     assert _resolve("oscsim.nn.ssa_tiled", False, 1, "ssa_functional") == "oscsim.nn.ssa_functional"
     assert _resolve("oscsim.engine", True, 1, "_loop") == "oscsim.engine._loop"
     assert _resolve("oscsim.engine.solvers.rk4", False, 2, "_templates") == "oscsim.engine._templates"
+
+
+def _room(module: str) -> str:
+    """The room of a `mapping` module: ``mapping.<sub-package or module>``, or ``mapping`` for the facade."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def _backward(graph) -> list[str]:
+    """The imports between rooms of `mapping` that go against :data:`MAPPING_ORDER` (a room unknown to it is
+    reported too: a new room takes its place in the order)."""
+    rank = {"mapping" + (f".{r}" if r else ""): i for i, r in enumerate(MAPPING_ORDER)}
+    bad = []
+    for m, ts in graph.items():
+        if m.split(".")[0] != "mapping":
+            continue
+        if _room(m) not in rank:
+            bad.append(f"{_room(m)} is not in MAPPING_ORDER")
+            continue
+        for t in ts:
+            later = rank.get(_room(t), len(rank)) > rank[_room(m)]
+            if t.split(".")[0] == "mapping" and _room(t) != _room(m) and later:
+                bad.append(f"{m} imports {t} ({_room(t)} comes after {_room(m)})")
+    return sorted(set(bad))
+
+
+def test_mapping_rooms_import_in_one_order():
+    bad = _backward(import_graph())
+    assert bad == [], "imports against the order of mapping's rooms (MAPPING_ORDER):\n" + "\n".join(bad)
+
+
+def test_the_room_order_check_fails_on_a_planted_back_import():
+    """Re-read one backend module with one import of the compiler added (the back-import the order forbids):
+    the check names it; and a new room outside the order is reported."""
+    mods = _modules()
+    mod = "mapping.backends.analog_scores"
+    source = mods[mod].read_text() + "\n\ndef _planted():\n    from ..compiler import mismatch  # noqa\n"
+    g = dict(import_graph())
+    assert _backward(g) == []
+    g[mod] = frozenset(module_imports(mod, source, False, mods))
+    assert "mapping.compiler.mismatch" in g[mod]
+    assert _backward(g) == ["mapping.backends.analog_scores imports mapping.compiler.mismatch (mapping.compiler "
+                            "comes after mapping.backends)"]
+    assert _backward({"mapping.newroom.x": frozenset()}) == ["mapping.newroom is not in MAPPING_ORDER"]

@@ -40,8 +40,7 @@ def test_compiler_area_and_energy_count_the_same_cells(name, mode, schedule):
     from mapping import ChipConfig, SSAConfig, compile, load_model
     from mapping.compiler.schedule import tile_resources
     from mapping.config import SCHEDULES
-    from mapping.energy import ChipEnergySpec, chip_area
-    from mapping.energy.chip_terms import _events
+    from mapping.energy import ChipEnergySpec, chip_area, layer_events
 
     model, _ = load_model(name)
     cfg = ChipConfig(array=SCHEDULES[schedule]()) if mode is None else \
@@ -49,9 +48,9 @@ def test_compiler_area_and_energy_count_the_same_cells(name, mode, schedule):
     chip = compile(model, cfg, checkpoint=name)  # the ring preset: the two-tap rule doubles the couplers
     assert chip.coupling_rule["taps"] == 2
     assert chip_area(chip)["counts"] == chip.resources  # the area counts the silicon the compiler counted
-    n = _events(ChipEnergySpec.from_chip(chip), "prefill")
+    n = layer_events(ChipEnergySpec.from_chip(chip), "prefill")
     r = chip.layers[0].resources  # a layer's logical cells: what one pass of it runs
-    assert (n["osc"], n["coup"], 2 * n["read"]) == (r["oscillators"], r["couplers"], r["readout_channels"])
+    assert (n.osc, n.coup, 2 * n.read) == (r["oscillators"], r["couplers"], r["readout_channels"])
     if schedule == "spatial":  # every layer its own cells
         assert chip.resources == {k: sum(lm.resources[k] for lm in chip.layers) for k in chip.resources}
     else:  # the tiles': one unit each

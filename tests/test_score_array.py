@@ -1,4 +1,4 @@
-"""The analog-score array (mapping.compiler.score_array): its cells, its area on the die, its score rounds in the
+"""The analog-score array (mapping.backends.score_array): its cells, its area on the die, its score rounds in the
 latency, the leakage of its silicon, and the mismatch its shared units carry into the chip run."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mapping import ChipConfig, compile, run
-from mapping.compiler.score_array import build_score_array, default_score_units
+from mapping.backends.score_array import build_score_array, default_score_units
 from mapping.config import AnalogScores, MultiplexedArray, SpatialArray, config_from_dict
 from mapping.energy import chip_area, energy_report
 from mapping.energy.constants import AREA

@@ -11,10 +11,10 @@ The score of Kuramoto attention (DESIGN §3.1) is a gated phase coherence,
   the injection reference's phase, digitally). It is never coupled: it serves as the key of every later query
   and as the query of its own token. During the window it free-runs in the reference frame,
   Φ_{u,j}(τ) = ρ_{u,j} + w_{u,j} + ε_{u,j} τ + σ_{u,j} W(τ) (w the write error, ε the trim residual, σ² = D/f₀;
-  :func:`mapping.periphery.readout.free_running_samples`). Its mismatch is drawn once per chip from stream
-  [mismatch_seed, layer, 3] (or, where ``[scores] units`` makes heads share a score unit, once per unit from
-  [mismatch_seed, PHYSICAL_STREAM, 3], :mod:`mapping.compiler.score_array`) and trimmed like the value banks'
-  (:mod:`mapping.compiler.mismatch`).
+  :func:`mapping.periphery.readout.free_running_samples`). Its mismatch is drawn once, when the chip is compiled,
+  from stream [mismatch_seed, layer, 3] (or, where ``[scores] units`` makes heads share a score unit, once per
+  unit from [mismatch_seed, PHYSICAL_STREAM, 3], :mod:`mapping.backends.score_array`), trimmed like the value
+  banks' and stored on the chip's layers (:func:`mapping.compiler.mismatch.draw_score_oscillators`).
 - **What the mixer outputs.** A mixer per (query t, key u ≤ t, coordinate j) multiplies the two oscillators'
   outputs; with a small key amplitude on its linear port and the query on its switching port, its output current
   is ∝ (key amplitude) × (tail current) × c(Φ_t − Φ_u) plus a 2f₀ product the low-pass removes (f_bw ≪ 2 f₀),
@@ -64,10 +64,6 @@ from ..seeds import PURPOSE, sequence_rng
 __all__ = ["ScoreSettings", "score_settings", "chip_scores", "closed_form_scores", "causal_softmax",
            "chip_attention", "model_score_inputs", "score_error_model", "clipped_fraction"]
 
-ROTATED_STREAM = 3
-"""Mismatch stream [mismatch_seed, layer, 3] of the rotated oscillators (the banks use 1, the couplers 2)."""
-
-
 @dataclass(frozen=True, kw_only=True)
 class ScoreSettings:
     """What a layer's analog scores read (built once per layer by :func:`score_settings`).
@@ -98,28 +94,14 @@ class ScoreSettings:
 
 
 def _rotated_oscillators(chip, layer: int):
-    """(ε [rad/cycle], D/D₀) of the rotated oscillators (h, k_h, T) of ``layer``: the device's instance draw,
-    trimmed as the banks, plus the chip's temperature drift. The draw follows the score array
-    (:mod:`mapping.compiler.score_array`): every head its own unit, the layer's own draw from stream
-    [mismatch_seed, layer, 3]; units shared by several heads, the units drawn once from
-    [mismatch_seed, PHYSICAL_STREAM, 3] and each head carrying its unit's draw."""
-    from ..seeds import PHYSICAL_STREAM
-    from ..compiler.mismatch import draw_oscillators, trim
-    from ..compiler.score_array import chip_score_array
-
-    cfg, lm = chip.config, chip.layers[layer]
-    shape = (lm.n_heads, lm.head_dim, lm.max_tokens)
-    sa = chip_score_array(chip)
-    if sa is not None and sa.shared:
-        rng = np.random.default_rng([cfg.mismatch_seed, PHYSICAL_STREAM, ROTATED_STREAM])
-        eps, drel, _ = draw_oscillators(chip.device, (sa.units,) + shape[1:], rng, cfg.mismatch)
-        eps, drel = eps[sa.unit_of[layer]], drel[sa.unit_of[layer]]
-    else:
-        rng = np.random.default_rng([cfg.mismatch_seed, layer, ROTATED_STREAM])
-        eps, drel, _ = draw_oscillators(chip.device, shape, rng, cfg.mismatch)
-    _, resid = trim(eps, chip.timebase["freq_spread_rel"], cfg.trim_bits)
-    resid = resid + chip.timebase.get("pvt", {}).get("drift_rel", 0.0)
-    return units.relative_frequency_to_rad_per_cycle(resid), drel
+    """(ε [rad/cycle], D/D₀) of the rotated oscillators (h, k_h, T) of ``layer``: the chip's compiled draw
+    (:func:`mapping.compiler.mismatch.draw_score_oscillators`: the device's instance draw, trimmed as the banks,
+    plus the chip's temperature drift, following the score array's assignment of heads to units)."""
+    lm = chip.layers[layer]
+    if lm.score_freq_residual_rel is None:
+        raise ValueError(f"layer {layer} of this chip carries no score-oscillator draw: it was compiled with "
+                         f"digital scores ([scores] mode = 'digital'); compile it with mode = 'analog'")
+    return units.relative_frequency_to_rad_per_cycle(lm.score_freq_residual_rel), lm.score_diffusion_rel
 
 
 def score_settings(chip, layer: int, **overrides) -> ScoreSettings:

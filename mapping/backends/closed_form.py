@@ -2,7 +2,7 @@
 
 A Kuramoto layer returns the model's v ⊙ a (and a), an SSA layer the model's S and locked set, exactly as the
 closed-form forward pass computes them (captured from it); inputs given as plain arrays fall back to
-:func:`mapping.backends.kuramoto.closed_form_increment` and :func:`mapping.backends.ssa.ssa_closed_form`.
+:func:`mapping.periphery.programming.closed_form_increment` and :func:`mapping.backends.ssa.ssa_closed_form`.
 Registered under the pseudo-device ``closed-form`` (the first rung of ``oscsim compare --levels``).
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Description, KuramotoInputs, KuramotoOutput, SSAInputs, SSAOutput
-from .kuramoto import KuramotoBackend, closed_form_increment
+from ..periphery.programming import closed_form_increment
+from .kuramoto import KuramotoBackend
 from .registry import register
 from .ssa import SSABackend, ssa_closed_form
 

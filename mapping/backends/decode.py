@@ -64,7 +64,7 @@ class DecodeSettings:
 def decode_settings(chip, layer: int, **overrides) -> DecodeSettings:
     """The :class:`DecodeSettings` of ``layer`` (``overrides`` go to the phase settings)."""
     from ..periphery.injection import inject_phases
-    from .analog_scores import score_settings
+    from .scores import score_stage
 
     ps = phase_settings(chip, layer, **overrides)
     write = None
@@ -76,7 +76,7 @@ def decode_settings(chip, layer: int, **overrides) -> DecodeSettings:
             return inject_phases(np.zeros(np.shape(detuning)), detuning, config=inj, sigma=sigma,
                                  seed=int(rng.integers(2**63)), method="closed-form")
     return DecodeSettings(phase=ps, keys=key_memory(chip), write=write,
-                          scores=score_settings(chip, layer) if chip.config.scores.analog else None)
+                          scores=score_stage(chip.config).prepare(chip, layer))
 
 
 def integrate_receivers(psi, coupling, eps, sigma, y0, *, t1: float, n_steps: int, harmonics, rng=None,
@@ -262,12 +262,11 @@ class PhaseDecode(PhaseMacromodel):
         return decode_step(prepared, inputs, seeds)
 
     def attention_weights(self, chip, layer: int, prepared, theta, parts, seeds):
-        """The chip's softmax weights with the decode keys (analog scores), else the model's."""
-        if prepared.scores is None:
-            return parts.A
-        from .analog_scores import chip_attention
+        """The softmax weights of the chip's score stage (:mod:`mapping.backends.scores`) with the decode keys."""
+        from .scores import score_stage
 
-        return chip_attention(chip, layer, theta, seeds, settings=prepared.scores, keys=prepared.keys)
+        return score_stage(chip.config).attention_weights(chip, layer, theta, parts, seeds,
+                                                          settings=prepared.scores, keys=prepared.keys)
 
     def describe(self, chip) -> Description:
         d = super().describe(chip)

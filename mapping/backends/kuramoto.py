@@ -17,23 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..periphery.programming import closed_form_increment
 from .base import Description, KuramotoInputs, LayerBackend
 
-__all__ = ["KuramotoBackend", "closed_form_increment", "increment_estimate", "capture_kuramoto", "ring_only"]
+__all__ = ["KuramotoBackend", "increment_estimate", "capture_kuramoto", "ring_only"]
 
 _MAX_COUPLING_ELEMENTS = 2**24  # per engine call: 128 MiB of float64 couplings (the default batch of a run)
-
-
-def closed_form_increment(theta, A, n_heads):
-    """a_{t,j} = Σ_u A_{t,u} sin(θ_{u,j} − θ_{t,j}) for θ (B, T, k), A (B, h, T, T); returns (B, T, k)."""
-    theta = np.asarray(theta, dtype=np.float64)
-    B, T, k = theta.shape
-    kh = k // n_heads
-    th = theta.reshape(B, T, n_heads, kh).transpose(0, 2, 1, 3)  # (B, h, T, kh)
-    c, s = np.cos(th), np.sin(th)
-    gr, gi = A @ c, A @ s
-    a = -s * gr + c * gi
-    return a.transpose(0, 2, 1, 3).reshape(B, T, k)
 
 
 def increment_estimate(dtheta, kappa_tau: float, offset: float, gain, Aq):
@@ -131,14 +120,12 @@ class KuramotoBackend(LayerBackend):
         return blocked_step(self.step, prepared, inputs, seeds, plan)
 
     def attention_weights(self, chip, layer: int, prepared, theta, parts, seeds):
-        """The softmax weights (B, h, T, T) the layer's couplers are programmed with: the model's ``parts.A``
-        (digital scores) or, with ``[scores] mode = "analog"``, the softmax of the chip's own measured scores
-        (:mod:`mapping.backends.analog_scores`, float64)."""
-        if not chip.config.scores.analog:
-            return parts.A
-        from .analog_scores import chip_attention
+        """The softmax weights (B, h, T, T) the layer's couplers are programmed with, from the chip's score stage
+        (:mod:`mapping.backends.scores`): the model's ``parts.A`` (digital scores) or the softmax of the chip's own
+        measured scores (analog, float64)."""
+        from .scores import score_stage
 
-        return chip_attention(chip, layer, theta, seeds)
+        return score_stage(chip.config).attention_weights(chip, layer, theta, parts, seeds)
 
     def capture(self, model, tokens, layer: int) -> tuple:
         """(inputs, parts) of ``layer`` from the model's forward pass (for comparisons)."""

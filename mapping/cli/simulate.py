@@ -116,8 +116,9 @@ def _run_simulate(args) -> int:
     from ..simulation.report import simulate_report
 
     cfg = chip_config(args)
-    if getattr(args, "analog_scores", False) and not cfg.scores.analog:  # simulated: the chip is compiled with it
-        from ..config import AnalogScores
+    from ..config import AnalogScores
+
+    if getattr(args, "analog_scores", False) and cfg.scores.mode != AnalogScores.mode:  # compiled with it
 
         if args.checkpoint.endswith(".json"):
             raise ValueError("--analog-scores cannot change a compiled chip file; pass the checkpoint instead")

@@ -5,11 +5,11 @@ Rooms: :mod:`~mapping.compiler.build` (:func:`compile`, the orchestration and th
 :mod:`hw_models` device behind a ``device`` name), :mod:`~mapping.compiler.coupling_rule` (the coupler and the
 coupling function it programs, the two-tap correction), :mod:`~mapping.compiler.mismatch` (the instance draw
 and the frequency trim), :mod:`~mapping.compiler.resources` (the one resource count, read by the area and
-energy models too), :mod:`~mapping.compiler.score_array` (the analog-score mode's score units and the heads'
-schedule on them) and :mod:`~mapping.compiler.inert` (config fields that would not act are refused).
+energy models too) and :mod:`~mapping.compiler.inert` (config fields that would not act are refused). The score
+stage's silicon is the stage's own (:mod:`mapping.backends.scores`, :mod:`mapping.backends.score_array`); the
+compiler asks for it and draws its oscillators.
 
-Names load on first access (``mapping.chip`` imports the device record from here while the compiler imports
-``mapping.chip``).
+Names load on first access (importing the package loads no compiler module).
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ _EXPORTS = {
     "compile": "build", "coupling_rule": "coupling_rule", "ChipDevice": "device", "chip_device": "device",
     "chip_device_from_dict": "device", "LayerResources": "resources",
     "layer_resources": "resources", "pass_events": "resources", "MODEL_KINDS": "layers", "trim": "mismatch",
-    "check_fields_act": "inert", "inert_fields": "inert", "ScoreArray": "score_array",
-    "build_score_array": "score_array",
+    "check_fields_act": "inert", "inert_fields": "inert",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -20,11 +20,11 @@ from .coupling_rule import coupling_rule
 from .device import chip_device
 from .inert import check_fields_act
 from .layers import TileDraw, model_kind_spec
+from .mismatch import draw_score_oscillators
 from .resources import total_resources
 from .schedule import tile_resources
-from .score_array import build_score_array
 
-__all__ = ["compile"]
+__all__ = ["compile", "chip_score_array"]
 
 
 def _model_name(model) -> str:
@@ -64,6 +64,19 @@ def _silicon(schedule, layers, config: ChipConfig, taps: int) -> dict:
     return {k: int(v) * schedule.tiles for k, v in tile.items()}
 
 
+def chip_score_array(config: ChipConfig, kind: str, layers):
+    """The score array of a chip of model ``kind`` with ``layers`` under ``config``: what the config's score stage
+    (:func:`mapping.backends.scores.score_stage`) builds where the model kind's scores can be measured
+    (:data:`mapping.compiler.layers.MODEL_KINDS`); None otherwise (digital scores, SSA)."""
+    from ..backends.scores import score_stage
+
+    if not model_kind_spec(kind).score_array:
+        return None
+    lm = layers[0]
+    return score_stage(config).score_array(config, n_layers=len(layers), n_heads=lm.n_heads, head_dim=lm.head_dim,
+                                           T=lm.max_tokens)
+
+
 def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | None = None) -> Chip:
     """Compile a trained model onto an oscillator chip.
 
@@ -99,6 +112,9 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
     kind = model_kind(model)
     spec = model_kind_spec(kind)
     require_backend(kind, config.device)  # refused before any work when no backend runs it
+    from hw_models.technology import chip_node
+
+    node = chip_node(config.node_nm, config.node_flavor)  # the chip's one logic node: periphery, SRAM, area, energy
     dev = chip_device(config.device, f0_hz=config.f0_hz, node_nm=config.sizing_node_nm, flavor=config.node_flavor)
     if config.device_node_nm is not None:  # a stated sizing: warned where it leaves the device model's range
         dev.oscillator.sizing_check(config.device_node_nm, stacklevel=2)
@@ -115,11 +131,9 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
                          f"{draw.schedule.kind} array runs up to {draw.schedule.uses_per_tile} units on one tile in "
                          f"turn (their phases would be overwritten); use [array] schedule = 'spatial' or as many "
                          f"tiles as units ({draw.schedule.n_layers * draw.schedule.units_per_layer})")
-    if config.decode.held and spec.score_array and config.scores.analog:
-        lm = layers[0]
-        sa = build_score_array(config, n_layers=len(layers), n_heads=lm.n_heads, head_dim=lm.head_dim,
-                               T=lm.max_tokens)
-        if sa.shared:  # the held keys' rotated oscillators would be re-injected by the next head on the unit
+    sa = chip_score_array(config, kind, layers)
+    if sa is not None:
+        if config.decode.held and sa.shared:  # the held keys' rotated oscillators: re-injected by the next head
             raise ValueError(f"decode.keys = 'held' holds every key's phase in its own rotated oscillators, but "
                              f"scores.units = {sa.units} score units serve the {sa.n_layers * sa.n_heads} heads of "
                              f"the model in turn (their phases would be overwritten); set scores.units = "
@@ -133,12 +147,17 @@ def compile(model: Any, config: ChipConfig | None = None, *, checkpoint: str | N
         for lm in layers:
             lm.freq_residual_rel = lm.freq_residual_rel + pvt["drift_rel"]
         timebase["pvt"] = pvt
+    if sa is not None:  # the rotated score oscillators, drawn once like the banks (mapping.compiler.mismatch)
+        draws = draw_score_oscillators(config, dev, sa, layers[0].score_shape, freq_sigma,
+                                       timebase.get("pvt", {}).get("drift_rel", 0.0))
+        for lm, (resid, drel) in zip(layers, draws):
+            lm.score_freq_residual_rel, lm.score_diffusion_rel = resid, drel
     timebase.update(compile_records(config, dev, kind))  # which backend variant runs, and why (e.g. STNO model)
     static = [{"name": n, "shape": list(t.shape)} for n, t in sorted(model.state_dict().items())]
     info = {"name": _model_name(model), "checkpoint": checkpoint, "config": model.config.to_dict(),
             "fingerprint": model_fingerprint(model)}
     chip = Chip(kind=kind, config=config, device=dev, model_info=info, timebase=timebase, layers=layers,
                 static_digital=static, resources=_silicon(draw.schedule, layers, config, int(rule["taps"])),
-                coupling_rule=rule, schedule=draw.schedule)
+                coupling_rule=rule, schedule=draw.schedule, score_array=sa, node=node)
     chip.model = model
     return chip

@@ -161,7 +161,7 @@ class ModelKind:
         "a Kuramoto" / "an SSA", for messages.
     score_array : bool
         Whether its scores can be measured by an analog score array (``[scores] mode = "analog"``,
-        :mod:`mapping.compiler.score_array`): Kuramoto attention's scores are q·key of rotated phases; SSA's
+        :mod:`mapping.backends.score_array`): Kuramoto attention's scores are q·key of rotated phases; SSA's
         locking weights have no such array.
     """
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TRIM_RANGE_SIGMA", "draw_oscillators", "trim", "trim_residual_torch"]
+__all__ = ["TRIM_RANGE_SIGMA", "ROTATED_STREAM", "draw_oscillators", "draw_score_oscillators", "trim",
+           "trim_residual_torch"]
 
 TRIM_RANGE_SIGMA = 4.0  # the trim DAC spans ±4 σ of the frequency spread (assumed)
+ROTATED_STREAM = 3
+"""Mismatch stream [mismatch_seed, layer, 3] of the rotated score oscillators (the banks use 1, the couplers 2)."""
 
 
 def _trim_levels(sigma: float, bits: int | None):
@@ -58,3 +61,44 @@ def draw_oscillators(device, n_shape, rng, mismatch: bool):
     d0 = float(osc.diffusion())
     drel = (np.asarray(inst.diffusion_rad2_per_s) / d0).reshape(n_shape) if d0 > 0 else np.ones(n_shape)
     return eps, drel, np.asarray(inst.power_w, dtype=float).reshape(n_shape)
+
+
+def draw_score_oscillators(config, device, score_array, shape: tuple, freq_sigma: float, drift_rel: float = 0.0):
+    """The rotated score oscillators of an analog-score chip, drawn once at compile time.
+
+    Parameters
+    ----------
+    config : mapping.ChipConfig
+        ``mismatch_seed``, ``mismatch`` and ``trim_bits`` are read.
+    device : mapping.compiler.device.ChipDevice
+    score_array : mapping.backends.score_array.ScoreArray
+        Where the heads run (:mod:`mapping.backends.score_array`): every head its own unit, each layer draws its
+        own from stream [mismatch_seed, layer, 3]; units shared by several heads are drawn once from
+        [mismatch_seed, PHYSICAL_STREAM, 3] and each head carries its unit's draw.
+    shape : tuple
+        (n_heads, head_dim, T) of one layer.
+    freq_sigma : float
+        The frequency spread the trim DAC spans (``timebase["freq_spread_rel"]``).
+    drift_rel : float
+        Common-mode temperature drift added after trimming (:mod:`mapping.periphery.drift`).
+
+    Returns
+    -------
+    list of (residual δf/f₀, D/D₀) pairs of float arrays ``shape``, one per layer.
+    """
+    from ..seeds import PHYSICAL_STREAM
+
+    out = []
+    if score_array.shared:
+        rng = np.random.default_rng([config.mismatch_seed, PHYSICAL_STREAM, ROTATED_STREAM])
+        unit_eps, unit_drel, _ = draw_oscillators(device, (score_array.units,) + tuple(shape[1:]), rng,
+                                                  config.mismatch)
+    for layer in range(score_array.n_layers):
+        if score_array.shared:
+            eps, drel = unit_eps[score_array.unit_of[layer]], unit_drel[score_array.unit_of[layer]]
+        else:
+            rng = np.random.default_rng([config.mismatch_seed, layer, ROTATED_STREAM])
+            eps, drel, _ = draw_oscillators(device, tuple(shape), rng, config.mismatch)
+        _, resid = trim(eps, freq_sigma, config.trim_bits)
+        out.append((resid + drift_rel, drel))
+    return out

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..chip import UNIT_AXES
 from .resources import LayerResources, layer_resources
 
 __all__ = ["Schedule", "build_schedule", "unit_shape", "unit_order", "tile_resources", "UNIT_LAYOUT", "UnitLayout"]
@@ -56,9 +57,9 @@ class UnitLayout:
 
 
 UNIT_LAYOUT = {
-    "kuramoto": UnitLayout(3, {"n_heads": 1, "head_dim": 1, "banks": 1}, True),
-    "ssa-pairwise": UnitLayout(1, {"n_heads": 1, "head_dim": 1}),
-    "ssa1d-collective": UnitLayout(1, {"n_heads": 1, "head_dim": 1}),
+    "kuramoto": UnitLayout(UNIT_AXES["kuramoto"], {"n_heads": 1, "head_dim": 1, "banks": 1}, True),
+    "ssa-pairwise": UnitLayout(UNIT_AXES["ssa-pairwise"], {"n_heads": 1, "head_dim": 1}),
+    "ssa1d-collective": UnitLayout(UNIT_AXES["ssa1d-collective"], {"n_heads": 1, "head_dim": 1}),
 }
 """Layer kind -> :class:`UnitLayout`."""
 

@@ -3,8 +3,9 @@
 Rooms: :mod:`~mapping.energy.constants` (every non-device figure with its unit and source, carried to the chip's
 node by :mod:`hw_models.technology`), :mod:`~mapping.energy.ops` (operation counts per token),
 :mod:`~mapping.energy.device_power` (coupler and oscillator power from :mod:`hw_models`),
-:mod:`~mapping.energy.spec` (what the chip model reads), :mod:`~mapping.energy.chip_terms` (the chip's energy per
-token as a sum of named terms, leakage included), :mod:`~mapping.energy.latency` (the schedule's windows per
+:mod:`~mapping.energy.spec` (what the chip model reads, frozen groups by concept), :mod:`~mapping.energy.context`
+(the typed pass context every term reads), :mod:`~mapping.energy.chip_terms` (the chip's energy per token as a sum
+of named terms, leakage included), :mod:`~mapping.energy.latency` (the schedule's windows per
 token), :mod:`~mapping.energy.sram` (the SRAM a chip needs), :mod:`~mapping.energy.gpu` (the GPU's bounds and
 NVML), :mod:`~mapping.energy.report` (both, both phases, attention and whole model) and
 :mod:`~mapping.energy.area` (die area: array, SRAM, periphery).
@@ -12,6 +13,9 @@ NVML), :mod:`~mapping.energy.report` (both, both phases, attention and whole mod
 
 from .area import chip_area
 from .chip_terms import ARRAY_TERMS, TERMS, ChipEnergySpec, ChipTerm, chip_energy_per_token, register_term
+from .context import PassContext, PassEvents, SramTraffic, TechFigures, layer_events, pass_context
+from .spec import (ArrayFigures, AttentionShape, DecodeFigures, PeripheryFigures, ScheduleFigures, ScoreStageFigures,
+                   Workload)
 from .latency import pass_timeline
 from .sram import sram_buffers
 from .constants import GPUS, GPUSpec
@@ -20,7 +24,9 @@ from .gpu import HBM_J_PER_BYTE, HBM_SOURCE, gpu_energy_per_token, measure_gpu_e
 from .ops import attention_cost, model_cost
 from .report import energy_report
 
-__all__ = ["GPUSpec", "GPUS", "ChipEnergySpec", "chip_energy_per_token", "ARRAY_TERMS", "TERMS", "ChipTerm",
-           "register_term", "pass_timeline", "sram_buffers", "gpu_energy_per_token", "attention_cost",
-           "model_cost", "measure_gpu_energy", "energy_report", "coupler_static_power", "chip_area",
-           "HBM_J_PER_BYTE", "HBM_SOURCE"]
+__all__ = ["GPUSpec", "GPUS", "ChipEnergySpec", "AttentionShape", "ArrayFigures", "ScheduleFigures",
+           "PeripheryFigures", "ScoreStageFigures", "DecodeFigures", "Workload", "PassContext", "PassEvents",
+           "TechFigures", "SramTraffic", "pass_context", "layer_events", "chip_energy_per_token", "ARRAY_TERMS",
+           "TERMS", "ChipTerm", "register_term", "pass_timeline", "sram_buffers", "gpu_energy_per_token",
+           "attention_cost", "model_cost", "measure_gpu_energy", "energy_report", "coupler_static_power",
+           "chip_area", "HBM_J_PER_BYTE", "HBM_SOURCE"]

@@ -30,37 +30,37 @@ TERMS = ("score_oscillators_j", "score_mixers_j", "score_readout_j")
 
 
 def _analog(s, c) -> bool:
-    return c["analog"]
+    return c.analog
 
 
 def _e_conv(s, c) -> float:
     """One score conversion [J]: the node's ADC FoM × 2^bits."""
-    return c["fom"].value * 2**s.score_adc_bits
+    return c.tech.adc_fom.value * 2**s.scores.adc_bits
 
 
 def _report(s, c) -> dict:
     """``analog_score_noise``: the chain's predicted score error per layer (:func:`mapping.backends.analog_scores.
     score_error_model`, computed when the spec is built from a chip; None for a spec written by hand)."""
-    return {"analog_score_noise": s.score_noise} if c["analog"] else {}
+    return {"analog_score_noise": s.scores.noise} if c.analog else {}
 
 
 register_term(ChipTerm(
     "score_oscillators_j",
-    lambda s, c: c["n"]["rot_osc"] * (c["inj_power"] * c["t_inj"] + s.p_osc_w * t_sw(s, c)) / c["per"],
+    lambda s, c: c.events.rot_osc * (c.inj_power * c.t_inj + s.array.p_osc_w * t_sw(s, c)) / c.per,
     lambda s, c: "one rotated oscillator per (token, coordinate) at theta + omega t, query and key of its token, "
                  "injected and run through the readout window (as the value banks)",
     when=_analog, report=_report))
 register_term(ChipTerm(
     "score_mixers_j",
-    lambda s, c: c["n"]["mixers"] * c["c_det"] * c["V"]**2 * 2 * c["f0"] * t_sw(s, c) / c["per"],
+    lambda s, c: c.events.mixers * c.tech.c_det * c.tech.vdd**2 * 2 * c.f0 * t_sw(s, c) / c.per,
     lambda s, c: f"one mixer per (query, key <= query, coordinate), gains g^q g^k as mixer gains, low-passed over "
-                 f"{s.read_cycles:g} cycles: {ec.C_DETECTOR_F.source}" + at_node_note(c),
+                 f"{s.array.read_cycles:g} cycles: {ec.C_DETECTOR_F.source}" + at_node_note(c),
     when=_analog))
 register_term(ChipTerm(
     "score_readout_j",
-    lambda s, c: (c["n"]["score_conv"] * _e_conv(s, c)
-                  + 2 * c["n"]["rot_osc"] * dac_conversion_j(s.score_gate_bits, c["c_unit"], c["V"])) / c["per"],
-    lambda s, c: f"one {s.score_adc_bits}-bit conversion per (query, key, head) of the summed mixer currents "
-                 f"({_e_conv(s, c):.3g} J: {c['fom'].source}) + 2 {s.score_gate_bits}-bit gate-DAC updates per "
+    lambda s, c: (c.events.score_conv * _e_conv(s, c)
+                  + 2 * c.events.rot_osc * dac_conversion_j(s.scores.gate_bits, c.tech.c_unit, c.tech.vdd)) / c.per,
+    lambda s, c: f"one {s.scores.adc_bits}-bit conversion per (query, key, head) of the summed mixer currents "
+                 f"({_e_conv(s, c):.3g} J: {c.tech.adc_fom.source}) + 2 {s.scores.gate_bits}-bit gate-DAC updates per "
                  f"rotated oscillator ({ec.C_UNIT_SWITCH_F.source})" + at_node_note(c),
     when=_analog))

@@ -15,7 +15,7 @@ the leakage its die area.
   pillar + mA bias source; a coupler of b bits b latches + (2^b − 1) unit gates × wiring overhead (analog: 8
   bits, assumed); a detector its mixer and hold capacitor;
 - readout channel: the detector plus one ADC per ``[array] channels_per_adc`` channels;
-- analog-score mode: the score array (:mod:`mapping.compiler.score_array`): per unit k_h T rotated oscillators
+- analog-score mode: the score array (:mod:`mapping.backends.score_array`): per unit k_h T rotated oscillators
   (the ring above, trimmed and injected), k_h T(T+1)/2 mixers (``mixer_um2``), T(T+1)/2 score channels (each its
   summing node, low-pass and hold charged as one detector cell) with one ADC per ``[array] channels_per_adc``,
   and 2 k_h T gate DACs (``scores.gate_bits`` latches + binary-weighted gates), times ``[scores] units``;
@@ -68,16 +68,14 @@ class AreaModel:
 
 
 def _node(chip):
-    from hw_models.technology import chip_node
-
-    return chip_node(chip.config.node_nm, chip.config.node_flavor)
+    """The chip's technology node (built once per chip, :attr:`mapping.chip.Chip.node`)."""
+    return chip.node
 
 
 def _device_node(chip):
-    """The node the chip's oscillators and couplers are drawn at (``device_node_nm``, else the logic node)."""
-    from hw_models.technology import chip_node
-
-    return chip_node(chip.config.sizing_node_nm, chip.config.node_flavor)
+    """The node the chip's oscillators and couplers are drawn at (``device_node_nm``, else the logic node; built
+    once per chip, :attr:`mapping.chip.Chip.device_node`)."""
+    return chip.device_node
 
 
 def area_model(chip) -> AreaModel:
@@ -114,7 +112,7 @@ def _dac_um2(bits: int, node) -> float:
 
 
 def score_array_area(chip, sa) -> dict:
-    """Area of the analog-score array ``sa`` (:class:`mapping.compiler.score_array.ScoreArray`) of ``chip`` [mm²],
+    """Area of the analog-score array ``sa`` (:class:`mapping.backends.score_array.ScoreArray`) of ``chip`` [mm²],
     by cell (see the module notes).
 
     Returns
@@ -199,10 +197,7 @@ def chip_area(chip) -> dict:
     periphery = periphery_area_mm2(cfg.array.macs, prec, node)
     sc = chip.schedule
     share = (sc.n_layers if sc is not None and sc.kind == "spatial" else 1)  # the array one layer runs on
-    from ..compiler.layers import model_kind_spec
-    from ..compiler.score_array import chip_score_array
-
-    scores = score_array_area(chip, chip_score_array(chip) if model_kind_spec(chip.kind).score_array else None)
+    scores = score_array_area(chip, chip.score_array)  # the compiled score stage's units (None: digital scores)
     return {"area_mm2": array + scores["score_array_mm2"] + sram_mm2 + periphery, "array_mm2": array,
             "score_array_mm2": scores["score_array_mm2"], "score_array": scores, "sram_mm2": sram_mm2,
             "periphery_mm2": periphery, "sram_bytes": sram["total"], "sram_buffers": sram,

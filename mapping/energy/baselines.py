@@ -104,21 +104,20 @@ def baselines(spec, chip_result: dict, phase: str, *, measured: dict | None = No
     chip_j = chip_result["energy_per_token_chip_j"]
     node = chip_result["node"]
     do = chip_result["digital_only"]
-    p, T, B = spec.digital_precision, spec.T, spec.batch
+    p, T, B = spec.periphery.digital_precision, spec.shape.T, spec.workload.batch
     digital = {
         "energy_per_token_j": chip_result["digital_only_chip_j"], "node_nm": node["node_nm"],
         "supply_v": node["vdd_v"], "precision": p,
-        "basis": (f"the same chip without the array: all attention work on its {spec.macs} MACs at {p}, "
+        "basis": (f"the same chip without the array: all attention work on its {spec.periphery.macs} MACs at {p}, "
                   f"{node['node_nm']:g} nm {node['flavor']}, {node['vdd_v']:g} V, its SRAM traffic, and the leakage "
                   f"of its own die ({do['area_mm2']:.3g} mm^2 SRAM + periphery) over its own latency "
                   f"({do['latency_per_token_s'] * 1e9:.4g} ns per token)"),
     }
-    dp = gpu_datapath_j(spec.kind, spec.model_config, spec.n_layers, T, spec.gpu, precision=p, phase=phase,
-                        batch=B)
+    sh, gpu = spec.shape, spec.workload.gpu
+    dp = gpu_datapath_j(sh.kind, sh.model_config, sh.n_layers, T, gpu, precision=p, phase=phase, batch=B)
     bp = board_precision(p)
-    ge = gpu_energy_per_token(spec.kind, spec.model_config, spec.n_layers, T, spec.gpu, precision=bp, phase=phase,
-                              batch=B)
-    g = GPUS[spec.gpu]
+    ge = gpu_energy_per_token(sh.kind, sh.model_config, sh.n_layers, T, gpu, precision=bp, phase=phase, batch=B)
+    g = GPUS[gpu]
     u = GPU_BOARD_UTILISATION.value
     flop_j = ge["flops_per_token"] * g.j_per_op(bp) / u
     board = {

@@ -67,13 +67,13 @@ def gpu_energy_per_token(model_kind: str, mc: dict, n_layers: int, T: int, gpu: 
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     g = GPUS[gpu]
-    c = attention_cost(model_kind, mc, T)
+    cost = attention_cost(model_kind, mc, T)
     by = ec.BYTES[precision]
-    F = c["flops"] * n_layers
-    act = c["act_elements"] * n_layers
-    io = c["io_elements"] * n_layers
-    W = c["weights"] * n_layers
-    kv_per_tok = c["kv_elements"] * n_layers
+    F = cost["flops"] * n_layers
+    act = cost["act_elements"] * n_layers
+    io = cost["io_elements"] * n_layers
+    W = cost["weights"] * n_layers
+    kv_per_tok = cost["kv_elements"] * n_layers
     if scope == _SCOPES[1]:
         r = model_cost(model_kind, mc)
         F, act, io, W = F + r["flops"], act + r["act_elements"], io + r["io_elements"], W + r["weights"]

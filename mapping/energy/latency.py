@@ -4,7 +4,7 @@ A pass of the array (prefill: a sequence's T tokens; decode: one new token) runs
 (each reads the previous one's output). A layer is, in order:
 
 0. with analog scores (``[scores] mode = "analog"``), its score rounds (⌈heads / ``[scores] units``⌉,
-   :mod:`mapping.compiler.score_array`), each: ``score_dac_settle`` (the gate DACs settle to ½ LSB),
+   :mod:`mapping.backends.score_array`), each: ``score_dac_settle`` (the gate DACs settle to ½ LSB),
    ``score_injection`` (the rotated oscillators written by injection locking), ``score_window`` (the mixers
    averaged over the readout window) and ``score_adc_serial`` (the score channels sharing one ADC converted in
    turn); the softmax needs every score of the layer, so these come first;
@@ -37,8 +37,9 @@ SCORE_WINDOWS = ("score_dac_settle", "score_injection", "score_window", "score_a
 """A score round's windows (analog scores), in the order they run."""
 
 
-def pass_timeline(s, c: dict) -> dict:
-    """The timeline of one pass of spec ``s`` in the context ``c`` of :mod:`mapping.energy.chip_terms`.
+def pass_timeline(s, c) -> dict:
+    """The timeline of one pass of spec ``s`` in the context ``c`` (:class:`mapping.energy.context.PassContext`, whose
+    ``timeline`` is not yet set).
 
     Returns
     -------
@@ -48,44 +49,46 @@ def pass_timeline(s, c: dict) -> dict:
     ``programming_rounds_per_layer``, ``layer_s``, ``pass_s``, ``tokens_per_pass``, ``latency_per_token_s`` and
     ``sources``.
     """
-    n, prefill, per, f0 = c["n"], c["prefill"], c["per"], c["f0"]
-    R = int(s.rounds_per_layer)
-    rows = s.T if per > 1 else 1
-    f_read = n["read"] / max(prefill["read"], 1.0)
-    conv_per_adc = max(1, math.ceil(s.channels_per_adc * f_read)) * s.readout_samples
-    w = {"program": rows / (ec.ARRAY_ROWS_PER_CLOCK.value * c["f_clk"]),
-         "dac_settle": c["t_dac"], "injection": c["t_inj"], "settle": s.settle_cycles / f0,
-         "readout": s.read_cycles / f0, "adc_serial": conv_per_adc / c["adc_rate"]}
-    n_prog = min(R, math.ceil(s.program_fraction * R - 1e-9))
-    digital = c["dig_ops"] * per / (2 * s.macs * c["f_clk"])
+    n, prefill, per, f0 = c.events, c.prefill, c.per, c.f0
+    R = int(s.schedule.rounds_per_layer)
+    rows = s.shape.T if per > 1 else 1
+    f_read = n.read / max(prefill.read, 1.0)
+    conv_per_adc = max(1, math.ceil(s.array.channels_per_adc * f_read)) * s.array.readout_samples
+    w = {"program": rows / (ec.ARRAY_ROWS_PER_CLOCK.value * c.tech.f_clk),
+         "dac_settle": c.tech.t_dac, "injection": c.t_inj, "settle": s.array.settle_cycles / f0,
+         "readout": s.array.read_cycles / f0, "adc_serial": conv_per_adc / c.tech.adc_rate}
+    n_prog = min(R, math.ceil(s.schedule.program_fraction * R - 1e-9))
+    digital = c.dig_ops * per / (2 * s.periphery.macs * c.tech.f_clk)
     round_s = sum(v for k, v in w.items() if k != "program")
     R_sc, sw, sc_conv = 0, {}, 0
-    if c["analog"]:  # the score rounds (mapping.compiler.score_array)
-        R_sc = int(s.score_rounds_per_layer)
-        f_sc = n["score_conv"] / max(prefill["score_conv"], 1.0)
-        sc_conv = max(1, math.ceil(s.channels_per_adc * f_sc))
-        sw = {"score_dac_settle": c["t_dac_score"], "score_injection": c["t_inj"], "score_window": s.read_cycles / f0,
-              "score_adc_serial": sc_conv / c["adc_rate"]}
+    if c.analog:  # the score rounds (mapping.backends.score_array)
+        R_sc = int(s.scores.rounds_per_layer)
+        f_sc = n.score_conv / max(prefill.score_conv, 1.0)
+        sc_conv = max(1, math.ceil(s.array.channels_per_adc * f_sc))
+        sw = {"score_dac_settle": c.tech.t_dac_score, "score_injection": c.t_inj,
+              "score_window": s.array.read_cycles / f0,
+              "score_adc_serial": sc_conv / c.tech.adc_rate}
     score_round_s = sum(sw.values())
     layer = R_sc * score_round_s + digital + R * round_s + n_prog * w["program"]
-    pass_s = s.n_layers * layer
+    pass_s = s.shape.n_layers * layer
     sources = {}
-    if c["analog"]:
+    if c.analog:
         sources["score_adc_serial"] = (f"{sc_conv:g} score conversions per ADC ([array] channels_per_adc = "
-                                       f"{s.channels_per_adc}) at {c['adc_rate'] / 1e6:.4g} MS/s; {R_sc} score "
-                                       f"round(s) per layer (mapping.compiler.score_array)")
+                                       f"{s.array.channels_per_adc}) at {c.tech.adc_rate / 1e6:.4g} MS/s; {R_sc} score "
+                                       f"round(s) per layer (mapping.backends.score_array)")
     return {**w, **sw, "score_rounds_per_layer": R_sc, "score_round_s": score_round_s, "digital": digital,
             "rounds_per_layer": R, "programming_rounds_per_layer": n_prog,
             "layer_s": layer, "pass_s": pass_s, "tokens_per_pass": per, "latency_per_token_s": pass_s / per,
             "sources": {**sources,
                 "program": f"{rows} coupler row(s) per tile at {ec.ARRAY_ROWS_PER_CLOCK.value:g} row per periphery "
-                           f"clock ({c['f_clk'] / 1e6:.4g} MHz: {ec.PERIPHERY_CLOCK_HZ.source}; carried by the "
+                           f"clock ({c.tech.f_clk / 1e6:.4g} MHz: {ec.PERIPHERY_CLOCK_HZ.source}; carried by the "
                            f"Stillmaker-Baas delay); {ec.ARRAY_ROWS_PER_CLOCK.source}",
                 "adc_serial": f"{conv_per_adc:g} conversions per ADC ([array] channels_per_adc = "
-                              f"{s.channels_per_adc}) at {c['adc_rate'] / 1e6:.4g} MS/s: {ec.ADC_RATE_HZ.source}",
-                "digital": f"{c['dig_ops']:.4g} periphery ops per token and layer x {per} tokens / (2 ops x "
-                           f"{s.macs} MACs ([array] macs) x {c['f_clk'] / 1e6:.4g} MHz)",
+                              f"{s.array.channels_per_adc}) at {c.tech.adc_rate / 1e6:.4g} MS/s: "
+                              f"{ec.ADC_RATE_HZ.source}",
+                "digital": f"{c.dig_ops:.4g} periphery ops per token and layer x {per} tokens / (2 ops x "
+                           f"{s.periphery.macs} MACs ([array] macs) x {c.tech.f_clk / 1e6:.4g} MHz)",
                 "order": ("per layer: the score rounds (gate-DAC settle, injection, mixer window, serial score "
-                          "ADC), before the periphery's softmax, then " if c["analog"] else "per layer: ")
+                          "ADC), before the periphery's softmax, then " if c.analog else "per layer: ")
                          + "digital, then per round program (when a tile takes a new matrix), DAC settle, "
                            "injection, settle, readout, serial ADC; no overlap (an upper estimate)"}}

@@ -76,11 +76,12 @@ def attention_cost(model_kind: str, mc: dict, T: int) -> dict:
                          f"{model_kind!r}")
     if isinstance(T, bool) or not isinstance(T, int) or T < 1:
         raise ValueError(f"T must be a positive integer, got {T!r}")
-    c = ATTENTION_COSTS[model_kind](mc, T)
-    return {"flops": float(c["flops"]), "act_elements": float(c["act"]), "bytes": float(4 * c["act"] * 2),
-            "io_elements": float(c["io"]), "kv_elements": float(c["kv"]), "weights": float(c["weights"]),
-            "chip_digital_flops": float(c["chip_digital"]), "offloaded_flops": float(c["offloaded"]),
-            "score_flops": float(c["scores"])}
+    counts = ATTENTION_COSTS[model_kind](mc, T)
+    return {"flops": float(counts["flops"]), "act_elements": float(counts["act"]),
+            "bytes": float(4 * counts["act"] * 2), "io_elements": float(counts["io"]),
+            "kv_elements": float(counts["kv"]), "weights": float(counts["weights"]),
+            "chip_digital_flops": float(counts["chip_digital"]), "offloaded_flops": float(counts["offloaded"]),
+            "score_flops": float(counts["scores"])}
 
 
 def _kuramoto_model(mc: dict) -> dict:
@@ -117,6 +118,6 @@ def model_cost(model_kind: str, mc: dict) -> dict:
     """
     if model_kind not in MODEL_COSTS:
         raise ValueError(f"model_kind must be one of {', '.join(repr(k) for k in MODEL_COSTS)}, got {model_kind!r}")
-    c = MODEL_COSTS[model_kind](mc)
-    return {"flops": float(c["flops"]), "act_elements": float(c["act"]), "io_elements": float(c["io"]),
-            "weights": float(c["weights"])}
+    counts = MODEL_COSTS[model_kind](mc)
+    return {"flops": float(counts["flops"]), "act_elements": float(counts["act"]),
+            "io_elements": float(counts["io"]), "weights": float(counts["weights"])}

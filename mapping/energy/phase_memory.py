@@ -32,6 +32,7 @@ reaches the write error of a fresh injection (:func:`mapping.backends.phase_memo
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ..backends.phase_memory import held_error_rms, held_loss_age
@@ -42,75 +43,75 @@ __all__ = ["TERMS", "events", "report", "decode_latency_s", "held_dt_s"]
 TERMS = ("held_keys_j",)
 
 
-def _held(s, c: dict) -> bool:
-    return bool(s.held_keys) and c["phase"] == "decode"
+def _held(s, c) -> bool:
+    return bool(s.decode.held_keys) and c.phase == "decode"
 
 
-def events(s, phase: str, analog: bool, n: dict) -> dict:
+def events(s, phase: str, analog: bool, n):
     """Decode with held keys: the receivers only are injected and run the window, the new token's phase only is
-    read; the held cells (``held``, ``held_rot``) and the new key's hold write (``hold_writes``) are added."""
-    if not (s.held_keys and phase == "decode"):
+    read; the held cells (``held``, ``held_rot``) and the new key's hold write (``hold_writes``) are added
+    (``n``: :class:`mapping.energy.context.PassEvents`)."""
+    if not (s.decode.held_keys and phase == "decode"):
         return n
-    n = dict(n)
-    k = s.n_heads * s.head_dim
-    m = (s.T + 1) / 2
-    n.update(osc=s.banks * k, theta_in=k, held=s.banks * k * m, hold_writes=s.banks * k,
-             held_rot=k * m if analog else 0.0)
+    k = s.shape.n_heads * s.shape.head_dim
+    m = (s.shape.T + 1) / 2
+    n = dataclasses.replace(n, osc=s.shape.banks * k, theta_in=k, held=s.shape.banks * k * m,
+                            hold_writes=s.shape.banks * k, held_rot=k * m if analog else 0.0)
     if analog:  # the rotated key oscillators hold their phases and gates: only the new token's are written
-        n.update(rot_osc=k, keys_read=1.0)
+        n = dataclasses.replace(n, rot_osc=k, keys_read=1.0)
     return n
 
 
-def decode_latency_s(s, c: dict) -> float:
+def decode_latency_s(s, c) -> float:
     """The chip's decode latency per token [s] in the decode context ``c``: the schedule's decode pass
-    (``c["timeline"]``, :func:`mapping.energy.latency.pass_timeline`, with analog scores every layer's score
+    (``c.timeline``, :func:`mapping.energy.latency.pass_timeline`, with analog scores every layer's score
     rounds included)."""
-    return c["timeline"]["pass_s"] / c["timeline"]["tokens_per_pass"]
+    return c.timeline["pass_s"] / c.timeline["tokens_per_pass"]
 
 
-def held_dt_s(s, c: dict) -> float:
+def held_dt_s(s, c) -> float:
     """Δt [s]: ``inter_token_s`` of held keys; for re-injected keys (the what-if of :func:`report`) the decode
     latency per token (back-to-back decoding)."""
-    return float(s.inter_token_s) if s.held_keys else decode_latency_s(s, c)
+    return float(s.decode.inter_token_s) if s.decode.held_keys else decode_latency_s(s, c)
 
 
-def _energy(s, c: dict) -> float:
+def _energy(s, c) -> float:
     """One layer's ``held_keys_j`` [J/token] (decode with held keys)."""
-    n = c["n"]
-    return (n["held"] + n["held_rot"]) * s.p_osc_w * held_dt_s(s, c) + n["hold_writes"] * c["inj_power"] * c["t_inj"]
+    n = c.events
+    return (n.held + n.held_rot) * s.array.p_osc_w * held_dt_s(s, c) + n.hold_writes * c.inj_power * c.t_inj
 
 
-def _source(s, c: dict) -> str:
-    return (f"banks x k x (T+1)/2 held keys{' + the rotated ones' if c['analog'] else ''} x P_osc {s.p_osc_w:.3g} W "
+def _source(s, c) -> str:
+    return (f"banks x k x (T+1)/2 held keys{' + the rotated ones' if c.analog else ''} x P_osc {s.array.p_osc_w:.3g} W "
             f"x dt {held_dt_s(s, c):.3g} s (decode.inter_token_s) + one hold write per new key (injection as above)")
 
 
-def report(s, c: dict) -> dict:
+def report(s, c) -> dict:
     """``phase_memory`` (decode only): Δt, its cycles, the held and re-injected energy per key and token, the
     break-even Δt, the predicted held drift at the oldest age and the age at which it reaches a fresh write's
     error."""
-    if c["phase"] != "decode" or not c["lk"].digital_scores:  # SSA layers hold no token phases
+    if c.phase != "decode" or not c.layer.digital_scores:  # SSA layers hold no token phases
         return {}
     dt = held_dt_s(s, c)
-    cycles = dt * c["f0"]
-    V, f0 = c["V"], c["f0"]
-    per_osc_reinject = (c["inj_power"] * c["t_inj"] + s.p_osc_w * c["t_win"]
-                        + c["c_sink"] * V**2 * f0 * (c["t_inj"] + c["t_win"]))
-    phase_read = s.readout_bits * (c["e_ph"] + c["e_bus_bit"])  # one coordinate's phase from SRAM
-    reinject = s.banks * per_osc_reinject + phase_read
-    held = s.banks * s.p_osc_w * dt
-    sigma = math.sqrt(s.diffusion_rad2_per_s / f0)
+    cycles = dt * c.f0
+    V, f0 = c.tech.vdd, c.f0
+    per_osc_reinject = (c.inj_power * c.t_inj + s.array.p_osc_w * c.t_win
+                        + c.c_sink * V**2 * f0 * (c.t_inj + c.t_win))
+    phase_read = s.array.readout_bits * (c.sram.e_ph + c.e_bus_bit)  # one coordinate's phase from SRAM
+    reinject = s.shape.banks * per_osc_reinject + phase_read
+    held = s.shape.banks * s.array.p_osc_w * dt
+    sigma = math.sqrt(s.array.diffusion_rad2_per_s / f0)
     latency = decode_latency_s(s, c)
     return {"phase_memory": {
-        "keys": "held" if s.held_keys else "reinjected",
+        "keys": "held" if s.decode.held_keys else "reinjected",
         "inter_token_s": dt, "cycles_per_token": cycles, "decode_latency_s": latency,
         "feasible": dt >= latency * (1 - 1e-12),
         "held_j_per_key_token": held, "reinjected_j_per_key_token": reinject,
         "held_over_reinjected": held / reinject,
-        "break_even_inter_token_s": reinject / (s.banks * s.p_osc_w) if s.p_osc_w > 0 else math.inf,
-        "drift_rms_oldest_rad": float(held_error_rms(s.T - 1, s.freq_residual_rms, sigma, cycles)),
-        "write_rms_rad": s.write_rms_rad,
-        "loss_age_tokens": held_loss_age(s.write_rms_rad, s.freq_residual_rms, sigma, cycles),
+        "break_even_inter_token_s": reinject / (s.shape.banks * s.array.p_osc_w) if s.array.p_osc_w > 0 else math.inf,
+        "drift_rms_oldest_rad": float(held_error_rms(s.shape.T - 1, s.decode.freq_residual_rms, sigma, cycles)),
+        "write_rms_rad": s.decode.write_rms_rad,
+        "loss_age_tokens": held_loss_age(s.decode.write_rms_rad, s.decode.freq_residual_rms, sigma, cycles),
         "model": "per key (one coordinate, every bank) and token: held P_osc dt against re-injection (write, window, "
                  "clock sink) + its phase read from SRAM and the bus; the loss age is where the held drift "
                  "sqrt(sigma^2 N a + eps^2 N^2 a^2) reaches the RMS error of a fresh injection (the configured "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..backends.scores import score_stage
 from . import constants as ec
 from .area import chip_area
 from .feasibility import infeasible_reason
@@ -42,26 +43,28 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
     ecfg = chip.config.energy
     gpu = gpu or ecfg.gpu
     T = T or chip.layers[0].max_tokens
-    spec = replace(ChipEnergySpec.from_chip(chip, T), gpu=gpu)
+    spec = ChipEnergySpec.from_chip(chip, T)
+    spec = replace(spec, workload=replace(spec.workload, gpu=gpu))
     mc, L = chip.model_info["config"], len(chip.layers)
     rest = model_cost(chip.kind, mc)
     node = spec.node
-    e_op = ec.op_energy_j(spec.digital_precision, node)
-    e_w_rest = ec.sram_j_per_bit(rest["weights"] * ec.BYTES[spec.digital_precision], node)
+    e_op = ec.op_energy_j(spec.periphery.digital_precision, node)
+    e_w_rest = ec.sram_j_per_bit(rest["weights"] * ec.BYTES[spec.periphery.digital_precision], node)
 
     def rest_chip_j(phase):
-        reuse = spec.batch * (T if phase == "prefill" else 1)
-        return rest["flops"] * e_op + rest["weights"] * ec.BYTES[spec.digital_precision] * 8 * e_w_rest / reuse
+        reuse = spec.workload.batch * (T if phase == "prefill" else 1)
+        return (rest["flops"] * e_op
+                + rest["weights"] * ec.BYTES[spec.periphery.digital_precision] * 8 * e_w_rest / reuse)
 
     scores = LAYER_ENERGY[chip.layers[0].kind].digital_scores  # the analog-score mode applies
     phases = {}
     for ph in PHASES:
         for an in ((False, True) if scores else (False,)):
             ce = chip_energy(spec, ph, an)
-            ga = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph,
-                                      batch=spec.batch)
-            gw = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph,
-                                      scope="whole", batch=spec.batch)
+            ga = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.workload.gpu_precision, phase=ph,
+                                      batch=spec.workload.batch)
+            gw = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.workload.gpu_precision, phase=ph,
+                                      scope="whole", batch=spec.workload.batch)
             whole_chip = ce["energy_per_token_chip_j"] + rest_chip_j(ph)
             whole_off = ce["ops"]["offloaded"] / (ce["ops"]["offloaded"] + ce["ops"]["chip_digital"] + rest["flops"])
             bl = _baselines(spec, ce, ph)
@@ -77,10 +80,11 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                 "latency_per_token_s": ce["latency_per_token_s"],
             }
     ph = ecfg.phase
-    ce = chip_energy(spec, ph, chip.config.scores.analog)
-    ge = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph, batch=spec.batch)
-    gw = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.gpu_precision, phase=ph, scope="whole",
-                              batch=spec.batch)
+    ce = chip_energy(spec, ph, score_stage(chip.config).on_array)
+    ge = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.workload.gpu_precision, phase=ph,
+                              batch=spec.workload.batch)
+    gw = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.workload.gpu_precision, phase=ph, scope="whole",
+                              batch=spec.workload.batch)
     bound = ecfg.gpu_bound
     g_head = ge[f"{bound}_j"]
     whole_chip = ce["energy_per_token_chip_j"] + rest_chip_j(ph)
@@ -94,7 +98,7 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                 f"{chip_j:.3g} J per token = {a['chip_ratio']:.3g}x the same chip without the array (digital, "
                 f"{a['node_nm']:g} nm, {a['precision']}) and {b['chip_ratio']:.3g}x the {gpu} datapath bound "
                 f"({b['node_nm']:g} nm, {b['precision']}); against the "
-                f"{gpu} {bound} bound {g_head:.3g} J ({spec.gpu_precision}) per token: "
+                f"{gpu} {bound} bound {g_head:.3g} J ({spec.workload.gpu_precision}) per token: "
                 f"{'chip' if chip_j < g_head else 'GPU'} lower by {max(chip_j, g_head) / min(chip_j, g_head):.3g}x; "
                 f"array offloads {ce['offloaded_fraction']:.1%} of the chip's operations (Amdahl bound "
                 f"{ce['amdahl_max_gain']:.3g}x, array gain {ce['array_gain']:.3g}x); largest chip term {largest} "
@@ -108,7 +112,8 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                         "gpu_bounds_j": {"lower": gw["lower_j"], "upper": gw["upper_j"]},
                         "offloaded_fraction": whole_off, "amdahl_max_gain": 1 / (1 - whole_off),
                         "sources": {"chip_j": f"attention chip + embedding, feed-forward and head on the digital "
-                                              f"periphery ({spec.digital_precision}, {node.node_nm:g} nm) with weight "
+                                              f"periphery ({spec.periphery.digital_precision}, {node.node_nm:g} nm) "
+                                              f"with weight "
                                               f"SRAM reads",
                                     "gpu_j": gw["sources"][f"{bound}_j"]}},
         "gain_vs_gpu": g_head / chip_j,
@@ -118,7 +123,7 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
         "infeasible_reason": infeasible_reason(chip, area),
         "leakage_j": ce["breakdown"]["leakage_j"],
         "schedule": None if chip.schedule is None else chip.schedule.to_json(),
-        "attention_shape": {"n_layers": L, "n_heads": spec.n_heads, "head_dim": spec.head_dim, "T": T},
+        "attention_shape": {"n_layers": L, "n_heads": spec.shape.n_heads, "head_dim": spec.shape.head_dim, "T": T},
         "headline": headline,
         "baselines": bl,
     }

@@ -2,8 +2,10 @@
 
 The core terms are registered by :mod:`mapping.energy.chip_terms`; a chip mode registers its own in its module
 (:mod:`mapping.energy.analog_scores`: the score oscillators, mixers and readout; :mod:`mapping.energy.phase_memory`:
-held decode keys). A term carries its energy and source as functions of the spec and the pass context
-(:func:`mapping.energy.chip_terms.pass_context`), when it is charged, and optionally how its mode changes the
+held decode keys). A term carries its energy and source as functions of the spec
+(:class:`mapping.energy.spec.ChipEnergySpec`, frozen groups by concept) and the typed pass context
+(:class:`mapping.energy.context.PassContext`, built by :func:`mapping.energy.context.pass_context`), when it is
+charged, and optionally how its mode changes the
 pass's events (``events``) and what it adds to the report (``report``); every report, table and plot picks the
 terms up by name.
 """
@@ -27,7 +29,8 @@ class ChipTerm:
     name : str
         Key in the breakdown (``<what>_j``).
     energy : callable
-        ``energy(spec, c) -> float``: J per token of one layer (``per_layer``) or of the chip.
+        ``energy(spec, c) -> float``: J per token of one layer (``per_layer``) or of the chip; ``spec`` a
+        :class:`~mapping.energy.spec.ChipEnergySpec`, ``c`` a :class:`~mapping.energy.context.PassContext`.
     source : callable
         ``source(spec, c) -> str``: the figures and models behind it.
     array : bool
@@ -38,7 +41,8 @@ class ChipTerm:
     when : callable or None
         ``when(spec, c) -> bool``: charged (and reported) only then, e.g. the analog-score terms.
     events : callable or None
-        ``events(spec, phase, analog, n) -> n``: the pass's cell and event counts (one layer) as this term's mode
+        ``events(spec, phase, analog, n) -> n``: the pass's cell and event counts (one layer, a
+        :class:`~mapping.energy.context.PassEvents`, changed with ``dataclasses.replace``) as this term's mode
         changes them (e.g. held decode keys: only the receivers are injected), applied before any term is
         evaluated, in registration order; None: unchanged.
     report : callable or None
@@ -83,11 +87,11 @@ def dac_conversion_j(bits: int, c_unit: float, vdd: float) -> float:
 
 def t_sw(s, c):
     """The score mixers' averaging time [s]."""
-    return s.read_cycles / c["f0"]  # the score mixers average over the readout window (assumed)
+    return s.array.read_cycles / c.f0  # the score mixers average over the readout window (assumed)
 
 
 def at_node_note(c) -> str:
     """What a source adds when the chip is not at 65 nm."""
-    tn = c["node"]
+    tn = c.tech.node
     return (f" at {tn.node_nm:g} nm {tn.flavor}, {tn.vdd:g} V (65 nm figures carried by hw_models.technology)"
             if tn.node_nm != ec.REFERENCE_NODE.node_nm else "")

@@ -156,7 +156,7 @@ def periphery_parts(attn, theta, parts, precision: str, delta=None):
     ``precision``: queries and keys (with their gates) from the quantised layer ``attn``
     (:func:`quantised_model`), quantised per tensor; the scores q · key quantised per tensor; the causal softmax
     A quantised to unsigned codes of step 1 / (2^b − 1) (fp16: rounded to half); the value gate v (``parts.v``,
-    already ``value``'s quantised output); a from that A (:func:`mapping.backends.kuramoto.closed_form_increment`).
+    already ``value``'s quantised output); a from that A (:func:`mapping.periphery.programming.closed_form_increment`).
     Each sequence of the batch gets its own scales. G_re, G_im, R_loc stay ``parts``' (the chip reads none).
 
     Parameters
@@ -177,7 +177,7 @@ def periphery_parts(attn, theta, parts, precision: str, delta=None):
     """
     import torch
 
-    from ..backends.kuramoto import closed_form_increment
+    from .programming import closed_form_increment
 
     _check(precision)
     delta = parts.delta if delta is None else delta

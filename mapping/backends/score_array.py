@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ScoreArray", "build_score_array", "chip_score_array", "default_score_units"]
+__all__ = ["ScoreArray", "build_score_array", "default_score_units"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,16 +130,3 @@ def build_score_array(config, *, n_layers: int, n_heads: int, head_dim: int, T: 
                       gate_bits=getattr(config.scores, "gate_bits", None),
                       rounds_per_layer=-(-H // S), unit_of=tuple((l * H + h) % S for l in range(L)),
                       round_of=tuple(h // S for _ in range(L)))
-
-
-def chip_score_array(chip, config=None) -> ScoreArray | None:
-    """The score array of a compiled chip whose model kind has one (the caller asks
-    ``mapping.compiler.layers.model_kind_spec(chip.kind).score_array``; this module does not, so that it imports
-    nothing that imports the chip), under ``config`` (another config of the same chip, e.g. the analog what-if of
-    a digital chip); None for a digital-score config."""
-    cfg = chip.config if config is None else config
-    if not cfg.scores.analog:
-        return None
-    lm = chip.layers[0]
-    return build_score_array(cfg, n_layers=len(chip.layers), n_heads=lm.n_heads, head_dim=lm.head_dim,
-                             T=lm.max_tokens)
