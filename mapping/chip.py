@@ -359,7 +359,7 @@ class LayerMap:
             raise ValueError(f"{w}.resources must be an object, got {d['resources']!r}")
         exp_c = {"kuramoto": (nb, h, F, T, T), "ssa-pairwise": (h, T, T), "ssa1d-collective": (h, T, T)}[d["kind"]]
         Tt = cs["shape"][-1] if len(exp_c) == 5 == len(cs["shape"]) else T
-        if 1 <= Tt <= T:  # a blocked Kuramoto chip's tiles hold Tt ≤ T oscillators (mapping.compiler.blocking)
+        if 1 <= Tt <= T:  # a blocked Kuramoto chip's tiles hold Tt ≤ T oscillators (mapping.backends.blocking)
             exp_c = exp_c[:-2] + (Tt, Tt)
         if tuple(cs["shape"]) != exp_c:
             raise ValueError(f"{w}.coupler_spread.shape {cs['shape']} does not match the layer: expected {list(exp_c)}")

@@ -148,14 +148,14 @@ class ArrayConfig:
         Multiply-accumulate units of the digital periphery (scores, softmax, gates, rescaling), in [1, 2^20]:
         their area and the time the periphery takes per pass. 1024: assumed (a few mm² at 65 nm).
     block : int or None
-        Block size B of the blocked schedule for long contexts (:mod:`mapping.compiler.blocking`): the causal
+        Block size B of the blocked schedule for long contexts (:mod:`mapping.backends.blocking`): the causal
         T × T coupling of a unit is split into B × B blocks, block (i, j ≤ i) runs on a tile of 2B oscillators
         (B key-side, B query-side) in a round of its own, and the first-order increments of query block i are
         summed over its key blocks digitally. An integer in [1, 2^20]; a B that does not divide T clips the last
         block; B ≥ T is the unblocked run. None/'none' (the default): no blocking, a tile holds the whole T.
     die_limit_mm2 : float
         Largest die the design may take [mm²], in (0, 858]; a larger die is reported infeasible
-        (:func:`mapping.compiler.blocking.infeasible_reason`). 858: the lithography field of one exposure,
+        (:func:`mapping.backends.blocking.infeasible_reason`). 858: the lithography field of one exposure,
         26 mm × 33 mm (the reticle limit of ASML's 0.33-NA scanners, e.g. the NXE:3400 and NXT:2000i fields).
     """
 

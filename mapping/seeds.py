@@ -28,7 +28,7 @@ never reaches it). Kept here, not in :mod:`mapping.chip`, so that a backend can 
 
 #: Distinct stream families of one run (so the readout of a sequence never reuses its oscillators' noise);
 #: ``physical`` marks the keys of a multiplexed chip's physical runs (:meth:`LayerSeeds.unit_streams`), ``block``
-#: the layer seed of one block of the blocked schedule (:func:`mapping.compiler.blocking.block_seeds`).
+#: the layer seed of one block of the blocked schedule (:func:`mapping.backends.blocking.block_seeds`).
 PURPOSE = {"kuramoto": 1, "adler": 2, "collective": 3, "readout": 4, "compare": 5, "injection": 6,
            "scores": 7, "score_readout": 8, "decode": 9, "held_keys": 10, "physical": 11, "block": 12}
 

@@ -1,4 +1,4 @@
-"""The blocked schedule for long contexts (mapping.compiler.blocking): its counts by hand; trivial blocking is the
+"""The blocked schedule for long contexts (mapping.backends.blocking): its counts by hand; trivial blocking is the
 unblocked chip bit for bit; on an ideal noiseless chip the blocks' first-order increments superpose (blocked =
 unblocked up to the second-order flow, O(κτ_s) relative); with readout noise the increment of query block i
 carries i + 1 independent errors, so its noise grows as √(i + 1)."""
@@ -12,7 +12,7 @@ import torch
 from mapping import ChipConfig, compile, load_chip, run
 from mapping.backends import backend_for
 from mapping.backends.blocked import block_inputs, blocked_step
-from mapping.compiler.blocking import block_plan
+from mapping.backends.blocking import block_plan
 from mapping.energy.feasibility import infeasible_reason
 from mapping.config import MultiplexedArray, SpatialArray
 from mapping.seeds import LayerSeeds

@@ -1,4 +1,4 @@
-"""Run a Kuramoto layer's prefill step under the blocked schedule (:mod:`mapping.compiler.blocking`, whose notes
+"""Run a Kuramoto layer's prefill step under the blocked schedule (:mod:`mapping.backends.blocking`, whose notes
 state the blocks, their cost and what changes): each causal block (i, j ≤ i) is a network of its own, with its
 own noise streams, and query block i's increment estimates are summed over its key blocks."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compiler.blocking import BlockPlan
+from .blocking import BlockPlan
 from ..seeds import PURPOSE, LayerSeeds, stream_seeds
 from .base import KuramotoInputs, KuramotoOutput
 

@@ -64,7 +64,7 @@ class KuramotoBackend(LayerBackend):
 
     layer_kinds = ("kuramoto",)
     chip_kind = "kuramoto"
-    #: Whether its step runs a network shorter than the compiled T (a block of :mod:`mapping.compiler.blocking`)
+    #: Whether its step runs a network shorter than the compiled T (a block of :mod:`mapping.backends.blocking`)
     blockable = True
 
     def batch_size(self, chip, T: int) -> int:
@@ -107,8 +107,8 @@ class KuramotoBackend(LayerBackend):
 
     def _step_scheduled(self, chip, prepared, inputs: KuramotoInputs, seeds):
         """The layer's step as the chip's schedule runs it: in blocks with ``[array] block`` < T
-        (:func:`mapping.compiler.blocking.blocked_step`), else one network per unit."""
-        from ..compiler.blocking import block_plan
+        (:func:`mapping.backends.blocking.blocked_step`), else one network per unit."""
+        from .blocking import block_plan
         from .blocked import blocked_step
 
         plan = block_plan(inputs.theta.shape[1], chip.config.array.block)

@@ -15,7 +15,7 @@ from .. import units
 from ..chip import Chip
 from ..config import ChipConfig
 from ..model_io import load_model, model_fingerprint, model_kind
-from .blocking import block_plan
+from ..backends.blocking import block_plan
 from .coupling_rule import coupling_rule
 from .device import chip_device
 from .inert import check_fields_act

@@ -19,7 +19,7 @@ import numpy as np
 from .. import units
 from ..chip import PHYSICAL_STREAM, LayerMap, TileMap, coupler_spread_draw
 from ..periphery.quantise import Quantiser
-from .blocking import block_plan
+from ..backends.blocking import block_plan
 from .mismatch import draw_oscillators, trim
 from .resources import layer_resources
 from .schedule import UNIT_LAYOUT, build_schedule

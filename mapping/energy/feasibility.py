@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..compiler.blocking import block_plan
+from ..backends.blocking import block_plan
 
 __all__ = ["infeasible_reason"]
 
