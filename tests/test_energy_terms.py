@@ -113,7 +113,13 @@ def test_each_chip_term_against_a_hand_calculation():
     layer = digital + rnd + T / 500e6           # + programming: T coupler rows, one per clock
     assert tl["layer_s"] == pytest.approx(layer) and tl["rounds_per_layer"] == 1
     assert e["latency_per_token_s"] == pytest.approx(L * layer / T)
-    assert b["leakage_j"] == pytest.approx(L * 1.0 * LEAK_65 * L * layer / T)  # die: the layers' arrays, 1 mm^2 each
+    # the leakage: the die (the layers' arrays, 1 mm^2 each, + SRAM + 1024 int8 MACs x 2) at the logic density but
+    # its SRAM, whose macros leak by CACTI 7, over the latency
+    m = sram_macro(e["sram_bytes"], REFERENCE_NODE)
+    periphery = 1024 * ec.mac_area_um2("int8") * 2 * 1e-6
+    leak_w = (L * 1.0 + periphery) * LEAK_65 + m.leakage_w.value
+    assert e["leakage_w"] == pytest.approx(leak_w, rel=1e-9)
+    assert b["leakage_j"] == pytest.approx(leak_w * L * layer / T, rel=1e-9)
     # the breakdown sums, and every term has a source
     assert e["energy_per_token_chip_j"] == pytest.approx(sum(b.values()))
     assert set(e["sources"]) == set(b) and all(isinstance(v, str) and v for v in e["sources"].values())

@@ -32,8 +32,9 @@ Terms (:data:`TERMS`, in this order; per layer and summed over layers unless sai
 - with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``
   (registered by :mod:`mapping.energy.analog_scores`); decode with held keys: ``held_keys_j`` (registered by
   :mod:`mapping.energy.phase_memory`, which also changes the decode pass's events);
-- ``leakage_j`` (whole chip, not per layer): die area (with analog scores, the score array's included) × leakage
-  density at the node × latency per token (:mod:`mapping.energy.latency`, the score rounds included).
+- ``leakage_j`` (whole chip, not per layer): (die area but the SRAM's, with analog scores the score array's
+  included, × leakage density at the node + the SRAM macros' standby leakage from CACTI 7) × latency per token
+  (:mod:`mapping.energy.latency`, the score rounds included).
 
 A term is a :class:`~mapping.energy.terms.ChipTerm` in the one registry :data:`~mapping.energy.terms.TERMS`;
 another module adds one with :func:`~mapping.energy.terms.register_term` (its energy and its source as functions
@@ -150,9 +151,10 @@ from . import analog_scores as _analog_scores  # noqa: E402,F401  (registers the
 from . import phase_memory as _phase_memory  # noqa: E402,F401  (registers held_keys_j)
 
 register_term(
-    ChipTerm("leakage_j", lambda s, c: c.die_area_mm2 * c.tech.leak_density.value * c.latency_per_token_s,
-             lambda s, c: f"die {c.die_area_mm2:.4g} mm^2 x leakage {c.tech.leak_density.value:.3g} W/mm^2 "
-                          f"({c.tech.leak_density.source}) x latency {c.latency_per_token_s * 1e9:.4g} ns per token "
+    ChipTerm("leakage_j", lambda s, c: c.leak_w * c.latency_per_token_s,
+             lambda s, c: f"(die {c.die_area_mm2:.4g} mm^2 but its SRAM's {c.sram_area_mm2:.4g} x leakage "
+                          f"{c.tech.leak_density.value:.3g} W/mm^2 ({c.tech.leak_density.source}) + the SRAM macros' "
+                          f"{c.sram_leak_w:.3g} W, CACTI 7) x latency {c.latency_per_token_s * 1e9:.4g} ns per token "
                           f"(mapping.energy.latency)", array=False, per_layer=False))
 
 
@@ -217,7 +219,7 @@ def chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     # doing the offloaded work as well (mapping.energy.latency's digital window with dig + off operations)
     dig_area = c.digital_area_mm2
     dig_latency = L * (dig_ops + off_ops) / (2 * s.periphery.macs * c.tech.f_clk)
-    dig_leak = dig_area * c.tech.leak_density.value * dig_latency
+    dig_leak = ((dig_area - c.sram_area_mm2) * c.tech.leak_density.value + c.sram_leak_w) * dig_latency
     digital_only = (dig_ops + off_ops) * e_op * L + sram_common + dig_leak
     f_off = off_ops / (dig_ops + off_ops)
     tl = c.timeline
@@ -229,7 +231,7 @@ def chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
            "ops": {"chip_digital": dig_ops * L, "offloaded": off_ops * L},
            "timeline_s": {k: v for k, v in tl.items() if k != "sources"}, "timeline_sources": tl["sources"],
            "latency_per_token_s": c.latency_per_token_s, "sram_bytes": c.sram.bytes,
-           "leakage_w": c.die_area_mm2 * c.tech.leak_density.value,
+           "leakage_w": c.leak_w,
            "node": {"node_nm": c.tech.node.node_nm, "flavor": c.tech.node.flavor, "vdd_v": c.tech.vdd},
            "phase": phase, "analog_scores": analog, "tokens_per_sequence": s.shape.T, "scope": "attention layers only"}
     for t in TERMS.values():

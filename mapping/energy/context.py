@@ -21,7 +21,7 @@ from .area import periphery_area_mm2, sram_area_mm2
 from .latency import pass_timeline
 from .ops import PHASES, attention_cost
 from .spec import ChipEnergySpec, LayerEnergyModel
-from .sram import sram_buffers
+from .sram import sram_buffers, sram_leakage_w
 from .terms import TERMS, dac_conversion_j
 
 __all__ = ["PassEvents", "TechFigures", "SramTraffic", "PassContext", "pass_context", "layer_events"]
@@ -258,6 +258,9 @@ class PassContext:
     digital_area_mm2, die_area_mm2 : float
         The digital die (SRAM + periphery, what the digital-only comparison chip leaks on) and the leaking die
         (the score array's silicon included in an analog pass).
+    sram_area_mm2, sram_leak_w : float
+        The SRAM macros' area and standby leakage (CACTI 7, :mod:`mapping.energy.sram`): the SRAM leaks by
+        CACTI, the rest of the die at the logic leakage density (:attr:`leak_w`).
     """
 
     phase: str
@@ -287,8 +290,16 @@ class PassContext:
     sram: SramTraffic
     digital_area_mm2: float
     die_area_mm2: float
+    sram_area_mm2: float
+    sram_leak_w: float
     timeline: dict | None = None
     latency_per_token_s: float = math.nan
+
+    @property
+    def leak_w(self) -> float:
+        """Standby leakage of the die [W]: its logic (the die but the SRAM) at the node's density, its SRAM macros
+        at CACTI 7's figure."""
+        return max(0.0, self.die_area_mm2 - self.sram_area_mm2) * self.tech.leak_density.value + self.sram_leak_w
 
 
 def pass_context(s: ChipEnergySpec, phase: str, analog: bool) -> PassContext:
@@ -317,8 +328,8 @@ def pass_context(s: ChipEnergySpec, phase: str, analog: bool) -> PassContext:
     conversions = channels * s.array.readout_samples
     sram = _sram_traffic(s, lk, n, prefill, cost, conversions, n.per, phase)
     # the digital die: SRAM + periphery (mapping.energy.area), what the digital-only comparison chip leaks on
-    digital_area = (sram_area_mm2(sram.bytes, tech.node)
-                    + periphery_area_mm2(s.periphery.macs, s.periphery.digital_precision, tech.node))
+    sram_area = sram_area_mm2(sram.bytes, tech.node)
+    digital_area = sram_area + periphery_area_mm2(s.periphery.macs, s.periphery.digital_precision, tech.node)
     die = s.periphery.die_area_mm2 if s.periphery.die_area_mm2 is not None else \
         s.array.area_mm2 * sh.n_layers + digital_area
     c = PassContext(
@@ -333,7 +344,8 @@ def pass_context(s: ChipEnergySpec, phase: str, analog: bool) -> PassContext:
         e_bus_bit=0.5 * tech.c_wire * side * tech.vdd**2,  # a bus line across the array, activity ½
         cost=cost, dig_ops=dig_ops, off_ops=off_ops, channels=channels, conversions=conversions,
         sinks=n.osc + channels, gain_updates=n.gain * (sh.banks if s.schedule.reference_gain_updates else 1),
-        sram=sram, digital_area_mm2=digital_area,
+        sram=sram, digital_area_mm2=digital_area, sram_area_mm2=sram_area,
+        sram_leak_w=sram_leakage_w(sram.bytes, tech.node),
         die_area_mm2=die + (s.scores.array_mm2 if analog else 0.0))  # the score array's silicon leaks too
     timeline = pass_timeline(s, c)
     return dataclasses.replace(c, timeline=timeline, latency_per_token_s=timeline["latency_per_token_s"])
