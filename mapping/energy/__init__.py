@@ -7,8 +7,9 @@ node by :mod:`hw_models.technology`), :mod:`~mapping.energy.ops` (operation coun
 (the typed pass context every term reads), :mod:`~mapping.energy.chip_terms` (the chip's energy per token as a sum
 of named terms, leakage included), :mod:`~mapping.energy.latency` (the schedule's windows per
 token), :mod:`~mapping.energy.sram` (the SRAM a chip needs), :mod:`~mapping.energy.gpu` (the GPU's bounds and
-NVML), :mod:`~mapping.energy.report` (both, both phases, attention and whole model) and
-:mod:`~mapping.energy.area` (die area: array, SRAM, periphery).
+NVML), :mod:`~mapping.energy.baselines` (the chip's same-terms baselines: the same chip without the array, the
+GPU's datapath bound, its board figure), :mod:`~mapping.energy.report` (both, both phases, attention and whole
+model) and :mod:`~mapping.energy.area` (die area: array, SRAM, periphery).
 """
 
 from .area import chip_area

@@ -3,8 +3,9 @@
 Rooms: :mod:`~mapping.periphery.quantise` (uniform quantisers for couplers, gains and ADCs, with their torch
 straight-through twin), :mod:`~mapping.periphery.programming` (coupling programming: the matrices the DACs
 are written with), :mod:`~mapping.periphery.readout` (the phase detector chain), :mod:`~mapping.periphery.injection`
-(phase writing by injection locking: error, time, energy) and :mod:`~mapping.periphery.drift` (temperature
-drift after trimming).
+(phase writing by injection locking: error, time, energy), :mod:`~mapping.periphery.drift` (temperature
+drift after trimming) and :mod:`~mapping.periphery.precision` (the digital periphery's arithmetic, simulated at
+``[energy] digital_precision``).
 """
 
 from __future__ import annotations
