@@ -111,3 +111,13 @@ def test_simulate_json_carries_the_baselines(model):
     bl = json.loads(json.dumps(rep))["baselines"]
     for k in BASELINES:
         assert {"energy_per_token_j", "node_nm", "precision"} <= set(bl[k])
+
+
+def test_the_board_figure_carries_the_nvml_measurement_when_one_was_made():
+    from mapping.simulation.report import _with_measured
+
+    bl = {"gpu_board": {"energy_per_token_j": 2e-7}, "gpu_datapath": {}, "digital_same_node": {}}
+    assert _with_measured(bl, None) is bl and _with_measured(bl, {"error": "no GPU"}) is bl
+    m = _with_measured(bl, {"measured_gpu_j_per_token": 3e-6, "source": "NVML", "device": "H100"})
+    assert m["gpu_board"]["measured_j"] == 3e-6 and "H100" in m["gpu_board"]["measured_basis"]
+    assert "measured_j" not in bl["gpu_board"]  # the energy report's own dict is not changed

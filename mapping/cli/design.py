@@ -88,8 +88,8 @@ def register(subparsers) -> None:
     p.add_argument("--trials", type=int, default=None, help="trials in all, more than before extends the study (default: the spec's)")
     p.add_argument("--recheck-windows", type=int, default=None, metavar="N",
                    help="after the study, rescore the front's candidate designs on N windows of the test split "
-                        "and judge the verdict by them (0: no rescoring; default: the windows that make 2,048 "
-                        "tokens, whose loss has a standard error below the 0.05 threshold on the default chip)")
+                        "and judge the verdict by them; 0: no rescoring (default: the windows that make 2,048 "
+                        "tokens, whose loss has a standard error below the 0.05 threshold on the 16-tile ring chip)")
     from ..sweep.executors import add_tls_options
     from .common import add_set_option
 
