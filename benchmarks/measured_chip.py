@@ -2,7 +2,8 @@
 
 The chip: 1,968 coupled ring oscillators in a King's graph, five levels of coupling strength, 42 mW average
 power measured for the whole chip, ground state in fewer than 50 oscillation cycles (the paper's abstract, as
-the search tool shows it; it gives no oscillation frequency, no stage count and no device sizes). The tool's prediction for "that design" is its 65 nm ring card at 1.2 V
+the search tool shows it; it gives no oscillation frequency, no stage count and no device sizes). The tool's
+prediction for "that design" is its 65 nm ring card at 1.2 V
 (:func:`hw_models.presets.cmos_65nm_ring`, the node and supply of the Kim group's chips [Lo23]) with the
 resistive coupler preset (:func:`hw_models.presets.cmos_65nm_coupler`), through the circuit and phase models:
 
@@ -72,7 +73,8 @@ def main() -> None:
     print("|---|---|---|---|")
     print(f"| oscillation frequency | not in the sources shown | {t['f0_hz'] / 1e9:.2f} GHz | — |")
     print(f"| power per oscillator | ≤ {m['p_node_w'] * 1e6:.1f} µW (42 mW / 1,968, everything included) | "
-          f"{t['p_node_w'] * 1e6:.0f} µW (ring {t['p_ring_w'] * 1e6:.0f} + 4 × coupler {t['p_coupler_w'] * 1e6:.1f}) | "
+          f"{t['p_node_w'] * 1e6:.0f} µW (ring {t['p_ring_w'] * 1e6:.0f} + 4 × coupler "
+          f"{t['p_coupler_w'] * 1e6:.1f}) | "
           f"{t['p_node_w'] / m['p_node_w']:.1f} |")
     print(f"| coupling resolution | {m['coupling_levels']} levels | coupling.bits = {t['coupling_bits']}: "
           f"{t['coupling_levels']} signed levels | — |")

@@ -72,11 +72,14 @@ def accelerator(node, sram_bytes: float) -> dict:
     rf = {"area": 0, "latency": 1, "served_dimensions": []}
     mems = {
         "rf_W": {**rf, "size": 128 * BITS, "r_cost": e_rf, "w_cost": e_rf, "operands": ["I2"],
-                 "ports": [_port("r_port_1", "read", BITS, ["I2, tl"]), _port("w_port_1", "write", BITS, ["I2, fh"])]},
+                 "ports": [_port("r_port_1", "read", BITS, ["I2, tl"]),
+                           _port("w_port_1", "write", BITS, ["I2, fh"])]},
         "rf_I": {**rf, "size": 16 * BITS, "r_cost": e_rf, "w_cost": e_rf, "operands": ["I1"],
-                 "ports": [_port("r_port_1", "read", BITS, ["I1, tl"]), _port("w_port_1", "write", BITS, ["I1, fh"])]},
+                 "ports": [_port("r_port_1", "read", BITS, ["I1, tl"]),
+                           _port("w_port_1", "write", BITS, ["I1, fh"])]},
         "rf_O": {**rf, "size": 2 * 2 * BITS, "r_cost": e_out, "w_cost": e_out, "operands": ["O"],
-                 "ports": [_port("r_port_1", "read", 2 * BITS, ["O, tl"]), _port("r_port_2", "read", 2 * BITS, ["O, th"]),
+                 "ports": [_port("r_port_1", "read", 2 * BITS, ["O, tl"]),
+                           _port("r_port_2", "read", 2 * BITS, ["O, th"]),
                            _port("w_port_1", "write", 2 * BITS, ["O, fh"]),
                            _port("w_port_2", "write", 2 * BITS, ["O, fl"])]},
         "sram": {"size": int(sram_bytes * 8) * 8, "r_cost": m.read_j.value * 1e12 * words,
@@ -94,9 +97,11 @@ def layers(mc: dict) -> dict:
     """ZigZag layer descriptions of the projection and the scores (one sequence of T tokens)."""
     k, h, T = mc["k"], mc["n_heads"], mc["seq_len"]
     prec = {"I": BITS, "W": BITS, "O": 2 * BITS, "O_final": BITS}
-    return {"projection": {"id": 0, "name": "projection", "operator_type": "Gemm", "equation": "O[b][k]+=I[b][c]*W[k][c]",
+    return {"projection": {"id": 0, "name": "projection", "operator_type": "Gemm",
+                           "equation": "O[b][k]+=I[b][c]*W[k][c]",
                            "loop_dims": ["B", "K", "C"], "loop_sizes": [T, 3 * k, 2 * k], "operand_precision": prec},
-            "scores": {"id": 0, "name": "scores", "operator_type": "Gemm", "equation": "O[g][b][k]+=I[g][b][c]*W[g][k][c]",
+            "scores": {"id": 0, "name": "scores", "operator_type": "Gemm",
+                       "equation": "O[g][b][k]+=I[g][b][c]*W[g][k][c]",
                        "loop_dims": ["G", "B", "K", "C"], "loop_sizes": [h, T, T, 2 * k // h],
                        "operand_precision": prec}}
 
@@ -155,7 +160,8 @@ def main() -> None:
                     macs *= s
                 z, t = zigzag(layer, node, buf), tool(name, mc, node, macs)
                 pj = 1e12 / macs
-                print(f"| {model} | {nm} nm | {name} | {macs:.4g} | {t['mac'] * pj:.3g} / {t['operand_control'] * pj:.3g}"
+                print(f"| {model} | {nm} nm | {name} | {macs:.4g} | {t['mac'] * pj:.3g} / "
+                      f"{t['operand_control'] * pj:.3g}"
                       f" / {t['sram'] * pj:.3g} | {z['mac'] * pj:.3g} / {z['rf'] * pj:.3g} / {z['sram'] * pj:.3g} | "
                       f"{t['total'] / z['total']:.2f} | {t['cycles'] / z['cycles']:.2f} |", flush=True)
 
