@@ -62,7 +62,7 @@ def head_error(model, x, cfg, *, layer: int, head: int, seed: int) -> dict:
     from mapping import compile
     from mapping.backends import backend_for
     from mapping.backends.blocked import blocked_step
-    from mapping.compiler.blocking import block_plan
+    from mapping.backends.blocking import block_plan
     from mapping.seeds import LayerSeeds
 
     chip = compile(model, cfg)

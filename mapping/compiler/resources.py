@@ -143,11 +143,11 @@ _EVENTS = {"kuramoto": _kuramoto_events, "ssa-pairwise": _ssa_pairwise_events,
 
 
 def _blocked(n: dict, kh: int, h: int, banks: int, block: int | None, T: int) -> dict:
-    """A Kuramoto prefill pass under the blocked schedule (:mod:`mapping.compiler.blocking`): every block's
+    """A Kuramoto prefill pass under the blocked schedule (:mod:`mapping.backends.blocking`): every block's
     oscillators run and are injected from SRAM (2B off the diagonal), its query phases are read and its receive
     gains set; the couplers and coupler values are the unblocked ones (every causal pair written once); the
     periphery adds ``accumulated`` block increments."""
-    from .blocking import block_plan
+    from ..backends.blocking import block_plan
 
     plan = block_plan(T, block)
     if not plan.blocked:

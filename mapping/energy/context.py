@@ -49,6 +49,8 @@ class PassEvents:
     keys_read : float or None
         Tokens whose stored keys are read per pass; None: once per sequence in prefill, every earlier token in
         decode ((T + 1)/2 on average).
+    accumulated : float
+        Block increments the periphery adds per pass under the blocked schedule (``[array] block``); 0 otherwise.
     """
 
     osc: float
@@ -66,6 +68,7 @@ class PassEvents:
     held_rot: float = 0.0
     hold_writes: float = 0.0
     keys_read: float | None = None
+    accumulated: float = 0.0
 
 
 def layer_events(s: ChipEnergySpec, phase: str) -> PassEvents:
@@ -73,7 +76,7 @@ def layer_events(s: ChipEnergySpec, phase: str) -> PassEvents:
     before any mode changes them)."""
     sh = s.shape
     return PassEvents(**pass_events(sh.layer_kind, n_heads=sh.n_heads, head_dim=sh.head_dim, T=sh.T, banks=sh.banks,
-                                    taps=sh.taps, prefill=phase == PHASES[0]))
+                                    taps=sh.taps, prefill=phase == PHASES[0], block=s.schedule.block))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -321,6 +324,7 @@ def pass_context(s: ChipEnergySpec, phase: str, analog: bool) -> PassContext:
     if lk.digital_coherence:  # ⟨cos(θ_i − θ_j)⟩ accumulated digitally from the phase samples
         dig_ops += sh.n_heads * (sh.T + 1) / 2 * 4 * s.array.readout_samples
     off_ops = cost["offloaded_flops"]
+    dig_ops += n.accumulated / n.per  # the blocked schedule's sums of block increments
     if analog:
         dig_ops -= cost["score_flops"]
         off_ops += cost["score_flops"]

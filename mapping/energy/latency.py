@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 
+from ..backends.blocking import block_plan
 from . import constants as ec
 
 __all__ = ["pass_timeline", "WINDOWS", "SCORE_WINDOWS"]
@@ -51,7 +52,7 @@ def pass_timeline(s, c) -> dict:
     """
     n, prefill, per, f0 = c.events, c.prefill, c.per, c.f0
     R = int(s.schedule.rounds_per_layer)
-    rows = s.shape.T if per > 1 else 1
+    rows = block_plan(s.shape.T, s.schedule.block).tile_tokens if per > 1 else 1  # a tile's rows (2B blocked)
     f_read = n.read / max(prefill.read, 1.0)
     conv_per_adc = max(1, math.ceil(s.array.channels_per_adc * f_read)) * s.array.readout_samples
     w = {"program": rows / (ec.ARRAY_ROWS_PER_CLOCK.value * c.tech.f_clk),

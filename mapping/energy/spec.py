@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..backends.blocking import block_plan
 from . import constants as ec
 from .area import ANALOG_BITS, chip_area
 from .constants import GPUS
@@ -186,6 +187,10 @@ class ScheduleFigures:
     reference_gain_updates : bool
         The reference bank's units set their tile's receive-gain DACs to unity (a multiplexed Kuramoto chip:
         a tile serves both banks); the spatial chip's reference bank has no gain DACs.
+    block : int or None
+        Block size of the blocked prefill schedule (``[array] block``, :mod:`mapping.backends.blocking`): its
+        pass events per block (:func:`mapping.compiler.resources.pass_events`) and a tile's 2B coupler rows;
+        ``rounds_per_layer`` then counts the block rounds. None: unblocked.
     """
 
     rounds_per_layer: int = 1
@@ -193,9 +198,13 @@ class ScheduleFigures:
     matrix_load_factor: float = 1.0
     input_load_factor: float = 1.0
     reference_gain_updates: bool = False
+    block: int | None = None
 
     def __post_init__(self):
         _positive_int("ScheduleFigures", self, ("rounds_per_layer",))
+        if self.block is not None and (isinstance(self.block, bool) or not isinstance(self.block, int)
+                                       or self.block < 1):
+            raise ValueError(f"ScheduleFigures.block must be None or a positive integer, got {self.block!r}")
         _finite("ScheduleFigures", self, ("program_fraction", "matrix_load_factor", "input_load_factor"),
                 positive=True)
         if self.program_fraction > 1:
@@ -401,8 +410,12 @@ class ChipEnergySpec:
             if lk.digital_coherence else 1.0,
             injection_s=t_inj, injection_driver_w=drv_w, channels_per_adc=cfg.array.channels_per_adc,
             area_mm2=area["layer_array_mm2"], oscillators=float(area["array_oscillators"]))
+        plan = block_plan(shape.T, cfg.array.block)
+        # the blocked schedule runs block-major: the units' rounds of block (0, 0), then (1, 0), ...; a tile keeps a
+        # block's couplers for the next coordinate of its head as it keeps a matrix unblocked
         schedule = ScheduleFigures(
-            rounds_per_layer=sc.rounds_per_layer, program_fraction=sc.programs_per_layer / U,
+            rounds_per_layer=sc.rounds_per_layer * plan.rounds_per_unit, block=cfg.array.block,
+            program_fraction=sc.programs_per_layer / U,
             matrix_load_factor=sc.matrix_loads_per_layer / sc.matrices_per_layer,
             input_load_factor=sc.input_loads_per_layer / sc.inputs_per_layer,
             reference_gain_updates=sc.kind != "spatial" and lm.banks > 1 and scores)
@@ -420,7 +433,11 @@ class ChipEnergySpec:
                      "injection": inj_src, "area": area["validity"],
                      "schedule": f"{sc.kind}: {sc.tiles} tiles, {sc.rounds_per_layer} round(s) per layer, "
                                  f"{sc.programs_per_layer:g} of {U} units programmed per layer and pass "
-                                 f"(mapping.compiler.schedule); {L} layers"})
+                                 f"(mapping.compiler.schedule); {L} layers"
+                                 + (f"; blocked (B = {plan.block}): {plan.rounds_per_unit} block rounds per unit on "
+                                    f"tiles of {plan.tile_tokens} oscillators, block-major "
+                                    f"(mapping.backends.blocking); the decode column is not blocked (a decoded "
+                                    f"token's keys charged as on one tile)" if plan.blocked else "")})
 
 
 def _decode_figures(chip) -> DecodeFigures:
