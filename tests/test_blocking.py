@@ -183,3 +183,11 @@ def test_energy_and_latency_charge_the_blocks(model):
                                                                     rel=1e-12)
     assert b["breakdown"]["dac_j"] > u["breakdown"]["dac_j"]  # each block sets its queries' receive gains
     assert b["area_mm2"] < u["area_mm2"]  # tiles of 8 oscillators instead of 16
+
+
+def test_decode_on_a_blocked_chip_is_refused(model):
+    cfg = ChipConfig(array=MultiplexedArray(tiles=4, block=4))
+    with pytest.raises(ValueError, match="decode on a blocked chip is not modeled"):
+        compile(model, cfg.replace(energy=dataclasses.replace(cfg.energy, phase="decode")))
+    compile(model, cfg.replace(array=MultiplexedArray(tiles=4, block=T),
+                               energy=dataclasses.replace(cfg.energy, phase="decode")))  # trivial: not blocked

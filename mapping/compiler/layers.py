@@ -99,7 +99,12 @@ def _layer_map(i, kind, *, config, draw, coup_sigma, shape, cshape, taps, res_kw
 def _kuramoto_layers(model, config, draw: TileDraw, taps: int) -> list[LayerMap]:
     mc = model.config
     T, k, h = config.context_tokens or mc.seq_len, mc.k, mc.n_heads
-    Tt = block_plan(T, config.array.block).tile_tokens  # a tile's oscillators: T, or 2B blocked
+    plan = block_plan(T, config.array.block)
+    Tt = plan.tile_tokens  # a tile's oscillators: T, or 2B blocked
+    if plan.blocked and config.energy.phase == "decode":
+        raise ValueError(f"[array] block = {plan.block} blocks the prefill pass (mapping.compiler.blocking); decode "
+                         f"on a blocked chip is not modeled: set energy.phase = 'prefill' or block = 'none' (or a "
+                         f"block >= context T = {T})")
     kh = k // h
     banks = 2 if (mc.bound == "norm" and mc.value == "circular" and config.norm_reference == "chip") else 1
     if mc.value != "circular":
