@@ -102,7 +102,7 @@ def _kuramoto_layers(model, config, draw: TileDraw, taps: int) -> list[LayerMap]
     plan = block_plan(T, config.array.block)
     Tt = plan.tile_tokens  # a tile's oscillators: T, or 2B blocked
     if plan.blocked and config.energy.phase == "decode":
-        raise ValueError(f"[array] block = {plan.block} blocks the prefill pass (mapping.compiler.blocking); decode "
+        raise ValueError(f"[array] block = {plan.block} blocks the prefill pass (mapping.backends.blocking); decode "
                          f"on a blocked chip is not modeled: set energy.phase = 'prefill' or block = 'none' (or a "
                          f"block >= context T = {T})")
     kh = k // h
