@@ -69,7 +69,7 @@ def apply_set(cfg, items):
 def add_set_option(p, after: str = "applied after --config, --ideal and --kappa-tau") -> None:
     """``--set FIELD=VALUE`` (repeatable): one chip configuration field, dotted as in sweeps; read by
     :func:`chip_config` (and by ``oscsim design`` for its base chip)."""
-    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", dest="chip_set",
+    p.add_argument("--set", action="append", default=None, metavar="FIELD=VALUE", dest="chip_set",
                    help="set one chip configuration field, dotted as in sweeps and validated as in the TOML "
                         f"(repeatable; {after}), e.g. --set node_nm=28 --set coupling.bits=5")
 

@@ -209,8 +209,8 @@ def register_info(subparsers) -> None:
     p = subparsers.add_parser("info", help="configuration and parameter count of a model size",
                               description="The configuration and parameter count of a model family at a size "
                                           "(what `oscsim train --model M --size S` builds).")
-    p.add_argument("--model", required=True, choices=list(MODELS), help=f"model family: {', '.join(MODELS)}")
-    p.add_argument("--size", default="tiny", choices=list(SIZES), help=f"model size: {', '.join(SIZES)}")
+    p.add_argument("--model", required=True, metavar="MODEL", help=f"model family, one of {', '.join(MODELS)}")
+    p.add_argument("--size", default="tiny", metavar="SIZE", help=f"model size, one of {', '.join(SIZES)}")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_run_info)
 
