@@ -208,6 +208,18 @@ class EnergyConfig:
         headline describe one pass.
     batch : int
         Sequences that share one fetch of the weights (amortises weight traffic), in [1, 65536].
+    weights : {'streamed', 'stationary'}
+        Where the periphery reads its weights (:mod:`mapping.energy.sram`): 'streamed' (default) from the global
+        SRAM's weight buffer for every use; 'stationary' from local stores beside the MACs (one small CACTI 7
+        macro per MAC holding its share of the on-die weights), cheaper per access, charged their area and
+        leakage. The digital baseline of the same die uses the same choice.
+    sram_max_bytes : int
+        The die's on-die SRAM capacity [bytes], in [4096, 2^40]; default 2 MiB (assumed:
+        :data:`mapping.energy.constants.SRAM_MAX_BYTES`). Buffers beyond it go off chip, the stored keys first,
+        then the weights, charged at ``offchip``'s energy per bit; the die holds at most this much SRAM.
+    offchip : {'hbm', 'ddr'}
+        The chip's off-chip memory: 'hbm' (HBM2, 3.9 pJ/bit, [OCo17], the GPU's figure) or 'ddr' (20.3 pJ/bit,
+        [Hor14]).
     """
 
     digital_precision: str = "int16"
@@ -216,6 +228,9 @@ class EnergyConfig:
     gpu_bound: str = "lower"
     phase: str = "prefill"
     batch: int = 1
+    weights: str = "streamed"
+    sram_max_bytes: int = 2 * 2**20
+    offchip: str = "hbm"
 
     def __post_init__(self):
         _check_choice("energy.digital_precision", self.digital_precision, ("int8", "int16", "fp16", "fp32"))
@@ -224,6 +239,9 @@ class EnergyConfig:
         _check_choice("energy.gpu_bound", self.gpu_bound, ("lower", "upper"))
         _check_choice("energy.phase", self.phase, ("prefill", "decode"))
         _check_int("energy.batch", self.batch, 1, 65536)
+        _check_choice("energy.weights", self.weights, ("streamed", "stationary"))
+        _check_int("energy.sram_max_bytes", self.sram_max_bytes, 4096, 2**40)
+        _check_choice("energy.offchip", self.offchip, ("hbm", "ddr"))
 
 
 @dataclass(frozen=True, kw_only=True)

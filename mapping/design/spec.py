@@ -67,8 +67,10 @@ _OPS = ("<=", ">=")
 #: Fields that are not design choices the search may make: they choose what is reported (the GPU compared with,
 #: its precision and bound, the phase the headline reports). The periphery's precision is simulated by the chip
 #: run (mapping.periphery.precision) and the batch is charged its weight reuse (the fidelity of a sequence does
-#: not depend on its batch), so ``energy.digital_precision`` and ``energy.batch`` are searchable; so is the
-#: analog-score mode ([scores] mode), simulated.
+#: not depend on its batch), so ``energy.digital_precision`` and ``energy.batch`` are searchable; so are
+#: ``energy.weights``, ``energy.sram_max_bytes`` and ``energy.offchip`` (where the weights and keys live, charged
+#: their area, leakage and access energy; the fidelity run does not depend on them) and the analog-score mode
+#: ([scores] mode), simulated.
 _NOT_SEARCHABLE = {f"energy.{f}": "it chooses what is reported (the GPU compared with, its precision and bound, "
                                   "the phase of the headline), not the chip; set it in the base chip"
                    for f in ("gpu", "gpu_precision", "gpu_bound", "phase")}

@@ -19,7 +19,9 @@ the leakage its die area.
   (the ring above, trimmed and injected), k_h T(T+1)/2 mixers (``mixer_um2``), T(T+1)/2 score channels (each its
   summing node, low-pass and hold charged as one detector cell) with one ADC per ``[array] channels_per_adc``,
   and 2 k_h T gate DACs (``scores.gate_bits`` latches + binary-weighted gates), times ``[scores] units``;
-- SRAM: the buffers of :func:`mapping.energy.sram.sram_buffers` in bitcells over the macro efficiency;
+- SRAM: the on-die buffers of :func:`mapping.energy.sram.sram_buffers` in CACTI 7 macros, up to ``[energy]
+  sram_max_bytes`` (the rest off chip) and, with stationary weights, the MACs' local stores
+  (:func:`mapping.energy.sram.sram_plan`);
 - digital periphery: ``[array] macs`` multiply-accumulate units at ``energy.digital_precision`` ([Hor14] areas)
   × the periphery overhead.
 
@@ -153,6 +155,16 @@ def _sram(chip) -> dict:
                         precision=cfg.energy.digital_precision)
 
 
+def _plan(chip, sram: dict):
+    """Where the chip's buffers live (:func:`mapping.energy.sram.sram_plan`: the die's capacity, the weights'
+    policy and the off-chip memory of ``[energy]``)."""
+    from .sram import sram_plan
+
+    e = chip.config.energy
+    return sram_plan(sram, _node(chip), capacity_bytes=float(e.sram_max_bytes), weights=e.weights,
+                     macs=chip.config.array.macs, offchip=e.offchip)
+
+
 def sram_area_mm2(sram_bytes: float, node) -> float:
     """SRAM macros holding ``sram_bytes`` [mm²] (CACTI 7: :func:`mapping.energy.sram.sram_area_mm2`)."""
     from .sram import sram_area_mm2 as cacti_area
@@ -178,8 +190,10 @@ def chip_area(chip) -> dict:
     Returns
     -------
     dict with ``area_mm2`` (the die), ``array_mm2``, ``score_array_mm2`` (0 with digital scores) and
-    ``score_array`` (:func:`score_array_area`), ``sram_mm2``, ``periphery_mm2``, ``sram_bytes`` and
-    ``sram_buffers`` (bytes per buffer), ``tile_mm2`` (one tile), ``layer_array_mm2`` and ``array_oscillators``
+    ``score_array`` (:func:`score_array_area`), ``sram_mm2`` (the on-die macros: the global SRAM and the
+    stationary weights' local stores), ``periphery_mm2``, ``sram_bytes`` and ``sram_buffers`` (bytes per buffer,
+    wherever they live), ``sram_on_die_bytes``, ``offchip_bytes`` (``keys``, ``weights`` past ``[energy]
+    sram_max_bytes``), ``tile_mm2`` (one tile), ``layer_array_mm2`` and ``array_oscillators``
     (the array one layer runs on: its own on the spatial chip, every tile on a multiplexed one), ``counts`` (the
     silicon's cells), ``adcs``, ``cells_um2`` (per-cell areas), ``sources``, ``validity``.
     """
@@ -191,7 +205,8 @@ def chip_area(chip) -> dict:
            + r["readout_channels"] * am.detector_um2 + n_adc * am.adc_um2 + r["gain_dacs"] * am.gain_dac_um2)
     array = um2 * 1e-6
     sram = _sram(chip)
-    sram_mm2 = sram_area_mm2(sram["total"], node)
+    plan = _plan(chip, sram)
+    sram_mm2 = plan.area_mm2
     prec = cfg.energy.digital_precision
     mac = ec.mac_area_um2(prec, node)
     periphery = periphery_area_mm2(cfg.array.macs, prec, node)
@@ -201,13 +216,14 @@ def chip_area(chip) -> dict:
     return {"area_mm2": array + scores["score_array_mm2"] + sram_mm2 + periphery, "array_mm2": array,
             "score_array_mm2": scores["score_array_mm2"], "score_array": scores, "sram_mm2": sram_mm2,
             "periphery_mm2": periphery, "sram_bytes": sram["total"], "sram_buffers": sram,
+            "sram_on_die_bytes": plan.on_die_bytes, "offchip_bytes": dict(plan.offchip_bytes),
             "tile_mm2": array / (sc.tiles if sc is not None else share),
             "layer_array_mm2": array / share, "array_oscillators": r["oscillators"] / share,
             "counts": dict(r), "adcs": n_adc,
             "cells_um2": {"oscillator": am.oscillator_um2, "coupler": am.coupler_um2,
                           "readout_channel": am.readout_um2, "gain_dac": am.gain_dac_um2, "mac": mac},
             "sources": {**am.sources, **scores["sources"],
-                        "sram_mm2": f"{sram['total']:.4g} B in CACTI 7 macros: {_sram_source(sram['total'], node)}",
+                        "sram_mm2": f"{plan.source}; CACTI 7 macros: {_sram_source(plan.on_die_bytes, node)}",
                         "periphery_mm2": f"{cfg.array.macs} {prec} MACs ([array] macs) x {mac:.4g} um^2 ([Hor14] 45 nm "
                                          f"adder + multiplier areas, Stillmaker-Baas area table; recalled: check) x "
                                          f"{ec.PERIPHERY_OVERHEAD.value:g} ({ec.PERIPHERY_OVERHEAD.source})"},

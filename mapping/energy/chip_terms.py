@@ -26,7 +26,9 @@ Terms (:data:`TERMS`, in this order; per layer and summed over layers unless sai
 - ``readout_j``: ADC conversions, FoM · 2^bits per channel;
 - ``sram_j``: SRAM traffic of the weights, of the coupling values into the array (once written, read for every
   round that programs them), of the phases in (read for every round that injects them) and out, of the stored
-  keys, plus the bus wires across the array (``sram_breakdown_j``);
+  keys, plus the bus wires across the array (``sram_breakdown_j``); the weights and keys past the die's SRAM
+  capacity at the off-chip memory's energy per bit (``offchip_j``), stationary weights at their local store's
+  (:func:`mapping.energy.sram.sram_plan`);
 - ``digital_periphery_j``: the attention's digital operations × ½ MAC energy at ``energy.digital_precision``
   and the chip's node, with its operand delivery and control (:func:`mapping.energy.constants.op_energy_j`);
 - with analog scores (Kuramoto): ``score_oscillators_j``, ``score_mixers_j``, ``score_readout_j``
@@ -66,8 +68,11 @@ __all__ = ["ChipEnergySpec", "chip_energy_per_token", "chip_energy", "LAYER_ENER
 def _sram_parts(s: ChipEnergySpec, c: PassContext) -> dict:
     """J per token of one layer of every SRAM buffer's traffic."""
     per = c.per
-    d = {"weights_j": c.sram.w_bits_layer * c.sram.e_w / c.sram.w_reuse,
-         "keys_j": c.sram.key_bits * c.sram.e_key,
+    m = c.sram
+    d = {"weights_j": m.w_bits_layer * (1 - m.w_off) * m.e_w / m.w_reuse,
+         "keys_j": m.key_bits * (1 - m.key_off) * m.e_key,
+         # the weights and keys past the die's SRAM capacity, read from off-chip memory (mapping.energy.sram)
+         "offchip_j": (m.w_bits_layer * m.w_off / m.w_reuse + m.key_bits * m.key_off) * m.plan.e_offchip_bit,
          # the periphery writes A once, the array loader reads it for every (round, matrix) that programs tiles
          "a_into_array_j": (c.sram.a_bits + c.sram.a_loads) * c.sram.e_a / per,
          "phases_in_j": c.sram.th_bits * c.sram.e_ph / per,
@@ -131,12 +136,14 @@ for _t in (
                           f"x FoM x "
                           f"2^{s.array.readout_bits} ({c.tech.e_conv:.3g} J each): {c.tech.adc_fom.source}"),
     ChipTerm("sram_j", lambda s, c: sum(_sram_parts(s, c).values()),
-             lambda s, c: f"weights (once per {c.sram.w_reuse} tokens), stored keys of the digital scores, coupling "
+             lambda s, c: f"weights (once per {c.sram.w_reuse} tokens"
+                          + (", from the MACs' local stores" if c.sram.plan.local_bytes > 0 else "")
+                          + f"), stored keys of the digital scores, coupling "
                           f"values into the array ({s.schedule.matrix_load_factor:.3g} reads per write), phases in "
                           f"({s.schedule.input_load_factor:.3g} reads per vector) and out, at {ec.SRAM_SOURCE}; plus "
                           f"the array "
                           f"bus ({c.e_bus_bit:.3g} J/bit over the {c.side_m * 1e3:.3g} mm array side, activity "
-                          f"1/2)" + at_node_note(c), array=False),
+                          f"1/2)" + at_node_note(c) + f"; {c.sram.plan.source}", array=False),
     ChipTerm("digital_periphery_j", lambda s, c: c.dig_ops * c.tech.e_op,
              lambda s, c: f"{c.dig_ops:.4g} digital attention ops/token/layer x {c.tech.e_op:.3g} J "
                           f"({s.periphery.digital_precision} at {c.tech.node.node_nm:g} nm, {c.tech.vdd:g} V: "
@@ -202,6 +209,17 @@ def chip_energy_per_token(chip, T: int | None = None, *, phase: str | None = Non
     return chip_energy(spec, phase, analog_scores)
 
 
+def _memory_report(plan) -> dict:
+    """Where the chip's buffers live (:class:`mapping.energy.sram.SramPlan`), for the report."""
+    return {"weights": plan.weights, "sram_max_bytes": plan.capacity_bytes, "on_die_bytes": plan.on_die_bytes,
+            "buffers_bytes": plan.total_bytes, "weights_bytes": plan.weights_bytes,
+            "over_capacity_bytes": max(0.0, plan.on_die_bytes - plan.capacity_bytes),
+            "offchip": plan.offchip,
+            "offchip_bytes": dict(plan.offchip_bytes), "offchip_j_per_bit": plan.e_offchip_bit,
+            "local_store_bytes": plan.local_macro_bytes, "local_j_per_bit": plan.e_local_bit,
+            "sram_mm2": plan.area_mm2, "source": plan.source}
+
+
 def chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
     """:func:`chip_energy_per_token` of a spec (``phase`` checked by the caller)."""
     analog = bool(analog and LAYER_ENERGY[s.shape.layer_kind].digital_scores)
@@ -231,7 +249,7 @@ def chip_energy(s: ChipEnergySpec, phase: str, analog: bool) -> dict:
            "ops": {"chip_digital": dig_ops * L, "offloaded": off_ops * L},
            "timeline_s": {k: v for k, v in tl.items() if k != "sources"}, "timeline_sources": tl["sources"],
            "latency_per_token_s": c.latency_per_token_s, "sram_bytes": c.sram.bytes,
-           "leakage_w": c.leak_w,
+           "leakage_w": c.leak_w, "memory": _memory_report(c.sram.plan),
            "node": {"node_nm": c.tech.node.node_nm, "flavor": c.tech.node.flavor, "vdd_v": c.tech.vdd},
            "phase": phase, "analog_scores": analog, "tokens_per_sequence": s.shape.T, "scope": "attention layers only"}
     for t in TERMS.values():

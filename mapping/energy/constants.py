@@ -14,7 +14,7 @@ References
 [Hor14] M. Horowitz, "Computing's energy problem (and what we can do about it)", ISSCC 2014, p. 10: energies at
         45 nm, 0.9 V: integer add 8/16/32 bit 0.03/0.05/0.1 pJ, integer multiply 8/32 bit 0.2/3.1 pJ, fp16 add
         0.4 pJ, fp16 multiply 1.1 pJ, fp32 add 0.9 pJ, fp32 multiply 3.7 pJ; SRAM read of 64 bits from an
-        8 kB / 32 kB / 1 MB array 10 / 20 / 100 pJ.
+        8 kB / 32 kB / 1 MB array 10 / 20 / 100 pJ; DRAM read of 64 bits 1.3-2.6 nJ.
 [OCo17] M. O'Connor et al., "Fine-grained DRAM: energy-efficient DRAM for extreme bandwidth systems",
         MICRO 2017: HBM2 access about 3.9 pJ/bit.
 [Chen16] Y.-H. Chen, J. Emer, V. Sze, "Eyeriss: a spatial architecture for energy-efficient dataflow for
@@ -44,7 +44,8 @@ from hw_models.technology import HOROWITZ_REFERENCE, REFERENCE_NODE, Figure, Tec
 __all__ = ["Figure", "COUPLER_WRITE_J_PER_BIT", "SRAM_SOURCE", "BYTES", "HOROWITZ_45NM",
            "HOROWITZ_45NM_AREA_UM2", "PRECISIONS", "GPU_PRECISIONS", "GPUSpec", "GPUS", "REFERENCE_NODE", "at_node",
            "mac_energy_j", "op_energy_j", "OPERAND_DELIVERY", "CONTROL_OVERHEAD", "PERIPHERY_OP_SOURCE",
-           "mac_area_um2", "sram_j_per_bit", "HBM_J_PER_BIT", "PERIPHERY_NODE_NM", "PERIPHERY_VDD_V",
+           "mac_area_um2", "sram_j_per_bit", "HBM_J_PER_BIT", "DDR_J_PER_BIT", "OFFCHIP_MEMORY", "SRAM_MAX_BYTES",
+           "PERIPHERY_NODE_NM", "PERIPHERY_VDD_V",
            "ADC_FOM_J_PER_STEP", "C_UNIT_SWITCH_F", "R_DAC_DRIVER_OHM", "C_WIRE_F_PER_M", "CLOCK_TREE_FACTOR",
            "C_CLOCK_SINK_F", "C_DETECTOR_F", "ADC_RATE_HZ", "PERIPHERY_CLOCK_HZ", "ARRAY_ROWS_PER_CLOCK",
            "PERIPHERY_OVERHEAD", "AREA"]
@@ -155,6 +156,14 @@ SRAM_SOURCE = ("CACTI 7 (hw_models.cacti.sram_macro, the zigzag-dse wheel's bina
 # -- memory ---------------------------------------------------------------------------------------------------
 HBM_J_PER_BIT = Figure(3.9e-12, "J/bit", "[OCo17] HBM2 about 3.9 pJ/bit; used for HBM2e/HBM3/HBM3e too "
                        "(assumed: no per-bit figure of the newer generations is cited here)")
+
+DDR_J_PER_BIT = Figure(1.3e-9 / 64, "J/bit", "[Hor14] off-chip DRAM (DDR) 1.3-2.6 nJ per 64-bit read, the lower "
+                       "end: 20.3 pJ/bit (recalled from the slide: check)")
+OFFCHIP_MEMORY = {"hbm": HBM_J_PER_BIT, "ddr": DDR_J_PER_BIT}
+"""``[energy] offchip`` -> energy per bit of the chip's off-chip memory (reads and writes alike; no background or
+refresh power, no interface latency)."""
+SRAM_MAX_BYTES = Figure(2 * 2**20, "B", "assumed: 2 MiB of on-die SRAM (about 13 mm^2 of CACTI 7 macros at 65 nm LP, "
+                        "a quarter of the 50 mm^2 die a research team tapes out); the default chip's 0.87 MB fits")
 
 # -- analog/mixed-signal periphery ------------------------------------------------------------------------------
 COUPLER_WRITE_J_PER_BIT = Figure(E_BIT_WRITE_J, "J/bit", "assumed: 10 fJ per coupler-register latch write at 65 nm "

@@ -17,11 +17,11 @@ from typing import Any
 
 from ..compiler.resources import pass_events
 from . import constants as ec
-from .area import periphery_area_mm2, sram_area_mm2
+from .area import periphery_area_mm2
 from .latency import pass_timeline
 from .ops import PHASES, attention_cost
 from .spec import ChipEnergySpec, LayerEnergyModel
-from .sram import sram_buffers, sram_leakage_w
+from .sram import sram_buffers, sram_plan
 from .terms import TERMS, dac_conversion_j
 
 __all__ = ["PassEvents", "TechFigures", "SramTraffic", "PassContext", "pass_context", "layer_events"]
@@ -156,13 +156,18 @@ class SramTraffic:
     Attributes
     ----------
     bytes : float
-        The chip's SRAM [B].
+        The chip's on-die SRAM [B] (:attr:`plan`'s ``on_die_bytes``).
+    plan : mapping.energy.sram.SramPlan
+        Where the buffers live: on the die (global SRAM, stationary weights' local stores) or off chip.
+    w_off, key_off : float
+        Fractions of the weights and of the stored keys held off chip, read at the plan's ``e_offchip_bit``.
     w_bits_layer : float
         Weight bits of one layer.
     w_reuse : float
         Tokens sharing one weight fetch (batch × the pass's tokens in prefill; batch in decode).
     e_w, e_a, e_ph, e_key : float
-        Energy per bit [J] of the weight, coupling-value, phase and key buffers.
+        Energy per bit [J] of the weight (stationary: one MAC's local store), coupling-value, phase and key
+        buffers.
     key_bits : float
         Stored-key bits read per token (digital scores; 0 for SSA).
     a_bits, a_loads : float
@@ -172,6 +177,9 @@ class SramTraffic:
     """
 
     bytes: float
+    plan: Any
+    w_off: float
+    key_off: float
     w_bits_layer: float
     w_reuse: float
     e_w: float
@@ -199,16 +207,20 @@ def _sram_traffic(s: ChipEnergySpec, lk: LayerEnergyModel, n: PassEvents, prefil
         keys_read = n.keys_read if n.keys_read is not None else (1.0 if phase == PHASES[0] else (sh.T + 1) / 2)
         key_bits = 2 * (sh.n_heads * sh.head_dim) * wbytes * 8 * keys_read
     a_bits = n.a_values * s.array.coupler_bits  # one coupling matrix per head
-    if s.periphery.sram_bytes is None:
-        total = sram_buffers(sh.kind, sh.layer_kind, sh.model_config, T=sh.T, n_layers=sh.n_layers, n_heads=sh.n_heads,
-                             head_dim=sh.head_dim, banks=sh.banks, taps=sh.taps, coupler_bits=s.array.coupler_bits,
-                             readout_bits=s.array.readout_bits, precision=s.periphery.digital_precision)["total"]
-    else:
-        total = s.periphery.sram_bytes
+    p = s.periphery
+    buffers = sram_buffers(sh.kind, sh.layer_kind, sh.model_config, T=sh.T, n_layers=sh.n_layers, n_heads=sh.n_heads,
+                           head_dim=sh.head_dim, banks=sh.banks, taps=sh.taps, coupler_bits=s.array.coupler_bits,
+                           readout_bits=s.array.readout_bits, precision=p.digital_precision)
+    plan = sram_plan(buffers, tn, capacity_bytes=p.sram_max_bytes, weights=p.weights, macs=p.macs,
+                     offchip=p.offchip, total_bytes=p.sram_bytes)
+    off = plan.offchip_bytes
     return SramTraffic(
-        bytes=total, w_bits_layer=cost["weights"] * wbytes * 8,
+        bytes=plan.on_die_bytes, plan=plan,
+        w_off=off["weights"] / buffers["weights"] if buffers["weights"] > 0 else 0.0,
+        key_off=off["keys"] / buffers["keys"] if buffers["keys"] > 0 else 0.0,
+        w_bits_layer=cost["weights"] * wbytes * 8,
         w_reuse=s.workload.batch * (per if phase == PHASES[0] else 1),
-        e_w=ec.sram_j_per_bit(cost["weights"] * wbytes * sh.n_layers, tn),
+        e_w=plan.e_local_bit if plan.local_bytes > 0 else ec.sram_j_per_bit(cost["weights"] * wbytes * sh.n_layers, tn),
         e_a=ec.sram_j_per_bit(sh.n_heads * sh.T * sh.T * s.array.coupler_bits / 8, tn),
         e_ph=ec.sram_j_per_bit(max(1.0, prefill.read) * 2 * s.array.readout_bits / 8, tn),
         e_key=ec.sram_j_per_bit(2 * sh.n_heads * sh.head_dim * sh.T * wbytes, tn),
@@ -332,7 +344,7 @@ def pass_context(s: ChipEnergySpec, phase: str, analog: bool) -> PassContext:
     conversions = channels * s.array.readout_samples
     sram = _sram_traffic(s, lk, n, prefill, cost, conversions, n.per, phase)
     # the digital die: SRAM + periphery (mapping.energy.area), what the digital-only comparison chip leaks on
-    sram_area = sram_area_mm2(sram.bytes, tech.node)
+    sram_area = sram.plan.area_mm2  # the global SRAM and the stationary weights' local stores (CACTI 7)
     digital_area = sram_area + periphery_area_mm2(s.periphery.macs, s.periphery.digital_precision, tech.node)
     die = s.periphery.die_area_mm2 if s.periphery.die_area_mm2 is not None else \
         s.array.area_mm2 * sh.n_layers + digital_area
@@ -349,7 +361,7 @@ def pass_context(s: ChipEnergySpec, phase: str, analog: bool) -> PassContext:
         cost=cost, dig_ops=dig_ops, off_ops=off_ops, channels=channels, conversions=conversions,
         sinks=n.osc + channels, gain_updates=n.gain * (sh.banks if s.schedule.reference_gain_updates else 1),
         sram=sram, digital_area_mm2=digital_area, sram_area_mm2=sram_area,
-        sram_leak_w=sram_leakage_w(sram.bytes, tech.node),
+        sram_leak_w=sram.plan.leakage_w,
         die_area_mm2=die + (s.scores.array_mm2 if analog else 0.0))  # the score array's silicon leaks too
     timeline = pass_timeline(s, c)
     return dataclasses.replace(c, timeline=timeline, latency_per_token_s=timeline["latency_per_token_s"])

@@ -51,10 +51,15 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
     e_op = ec.op_energy_j(spec.periphery.digital_precision, node)
     e_w_rest = ec.sram_j_per_bit(rest["weights"] * ec.BYTES[spec.periphery.digital_precision], node)
 
-    def rest_chip_j(phase):
+    def rest_chip_j(phase, mem):
+        """The rest of the model on the chip: its operations and its weights, read as the attention's are
+        (stationary: from the local stores; past the die's capacity: the same share off chip)."""
         reuse = spec.workload.batch * (T if phase == "prefill" else 1)
-        return (rest["flops"] * e_op
-                + rest["weights"] * ec.BYTES[spec.periphery.digital_precision] * 8 * e_w_rest / reuse)
+        w_bytes = mem["weights_bytes"]
+        off = mem["offchip_bytes"]["weights"] / w_bytes if w_bytes > 0 else 0.0
+        e_w = mem["local_j_per_bit"] if mem["local_store_bytes"] > 0 else e_w_rest
+        return (rest["flops"] * e_op + rest["weights"] * ec.BYTES[spec.periphery.digital_precision] * 8
+                * ((1 - off) * e_w + off * mem["offchip_j_per_bit"]) / reuse)
 
     scores = LAYER_ENERGY[chip.layers[0].kind].digital_scores  # the analog-score mode applies
     phases = {}
@@ -65,7 +70,7 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                                       batch=spec.workload.batch)
             gw = gpu_energy_per_token(chip.kind, mc, L, T, gpu, precision=spec.workload.gpu_precision, phase=ph,
                                       scope="whole", batch=spec.workload.batch)
-            whole_chip = ce["energy_per_token_chip_j"] + rest_chip_j(ph)
+            whole_chip = ce["energy_per_token_chip_j"] + rest_chip_j(ph, ce["memory"])
             whole_off = ce["ops"]["offloaded"] / (ce["ops"]["offloaded"] + ce["ops"]["chip_digital"] + rest["flops"])
             bl = _baselines(spec, ce, ph)
             phases[ph + ("+analog_scores" if an else "")] = {
@@ -87,7 +92,7 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                               batch=spec.workload.batch)
     bound = ecfg.gpu_bound
     g_head = ge[f"{bound}_j"]
-    whole_chip = ce["energy_per_token_chip_j"] + rest_chip_j(ph)
+    whole_chip = ce["energy_per_token_chip_j"] + rest_chip_j(ph, ce["memory"])
     whole_off = ce["ops"]["offloaded"] / (ce["ops"]["offloaded"] + ce["ops"]["chip_digital"] + rest["flops"])
     area = chip_area(chip)
     chip_j = ce["energy_per_token_chip_j"]

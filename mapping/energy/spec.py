@@ -226,16 +226,32 @@ class PeripheryFigures:
     die_area_mm2 : float or None
         The die without the analog-score array [mm²], whose leakage is charged over the latency (None: the
         layers' arrays plus the SRAM and periphery of the spec, :mod:`mapping.energy.area`).
+    weights : {'streamed', 'stationary'}
+        Weights read from the global SRAM for every use, or held in local stores beside the MACs
+        (``[energy] weights``, :func:`mapping.energy.sram.sram_plan`).
+    sram_max_bytes : float
+        On-die SRAM capacity [B] (``[energy] sram_max_bytes``); the buffers beyond it go off chip.
+    offchip : {'hbm', 'ddr'}
+        The off-chip memory (a key of :data:`mapping.energy.constants.OFFCHIP_MEMORY`).
     """
 
     digital_precision: str = "int16"
     macs: int = 1024
     sram_bytes: float | None = None
     die_area_mm2: float | None = None
+    weights: str = "streamed"
+    sram_max_bytes: float = ec.SRAM_MAX_BYTES.value
+    offchip: str = "hbm"
 
     def __post_init__(self):
         _positive_int("PeripheryFigures", self, ("macs",))
         _finite("PeripheryFigures", self, ("sram_bytes", "die_area_mm2"), positive=True, optional=True)
+        _finite("PeripheryFigures", self, ("sram_max_bytes",), positive=True)
+        if self.weights not in ("streamed", "stationary"):
+            raise ValueError(f"PeripheryFigures.weights must be 'streamed' or 'stationary', got {self.weights!r}")
+        if self.offchip not in ec.OFFCHIP_MEMORY:
+            raise ValueError(f"PeripheryFigures.offchip must be one of {', '.join(ec.OFFCHIP_MEMORY)}, "
+                             f"got {self.offchip!r}")
         if self.digital_precision not in ec.PRECISIONS:
             raise ValueError(f"PeripheryFigures.digital_precision must be one of {', '.join(ec.PRECISIONS)}, "
                              f"got {self.digital_precision!r}")
@@ -421,7 +437,9 @@ class ChipEnergySpec:
             reference_gain_updates=sc.kind != "spatial" and lm.banks > 1 and scores)
         periphery = PeripheryFigures(digital_precision=cfg.energy.digital_precision, macs=cfg.array.macs,
                                      sram_bytes=area["sram_bytes"],
-                                     die_area_mm2=area["area_mm2"] - area["score_array_mm2"])
+                                     die_area_mm2=area["area_mm2"] - area["score_array_mm2"],
+                                     weights=cfg.energy.weights, sram_max_bytes=float(cfg.energy.sram_max_bytes),
+                                     offchip=cfg.energy.offchip)
         decode = _decode_figures(chip)
         return cls(
             shape=shape, array=array, node=node, schedule=schedule, periphery=periphery,

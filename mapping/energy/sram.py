@@ -13,6 +13,15 @@ another):
 - ``phases_out``: one layer's converted channels (two per phase read) at the readout resolution;
 - ``activations``: the residual stream of a window in and out of a layer.
 
+The die holds at most ``[energy] sram_max_bytes`` of SRAM (:func:`sram_plan`): buffers beyond it go to off-chip
+memory (``[energy] offchip``: HBM at [OCo17]'s 3.9 pJ/bit, the GPU's figure, or DDR at [Hor14]'s 20.3 pJ/bit),
+the stored keys first (they grow with the context), then the weights; the working buffers (coupling, phases,
+activations) stay on the die, past the capacity if need be (reported). Off-chip bits are charged per access at
+that figure, with no background or refresh power and no interface latency (an optimistic memory). With
+``[energy] weights = "stationary"`` the on-die weights live in local stores beside the MACs, one CACTI 7 macro of
+1/``macs`` of them per MAC, read at that small macro's energy per bit and charged its area and standby leakage,
+instead of the global SRAM's weight buffer.
+
 A time-multiplexed schedule needs no more than this: a layer's inputs are all buffered before its first round
 (its rounds re-read them; :mod:`mapping.compiler.schedule` counts the reads, :mod:`mapping.energy.chip_terms`
 charges them).
@@ -29,15 +38,17 @@ kept as the cross-check of ``benchmarks/sram_cacti.py``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hw_models.cacti import SramMacro, sram_macro
 from hw_models.technology import Figure, TechnologyNode
 
 from ..compiler.resources import pass_events
-from .constants import BYTES, SRAM_SOURCE
+from .constants import BYTES, OFFCHIP_MEMORY, SRAM_SOURCE
 from .ops import attention_cost, model_cost
 
 __all__ = ["sram_buffers", "sram_figures", "sram_read_j_per_bit", "sram_area_mm2", "sram_leakage_w", "SRAM_SOURCE",
-           "SRAM_WORD_BITS"]
+           "SRAM_WORD_BITS", "SramPlan", "sram_plan"]
 
 SRAM_WORD_BITS = Figure(64, "bit", "assumed: one 64-bit word per access (the width of [Hor14]'s SRAM reads)")
 
@@ -98,3 +109,96 @@ def sram_buffers(kind: str, layer_kind: str, model_config: dict, *, T: int, n_la
     }
     out["total"] = sum(out.values())
     return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class SramPlan:
+    """Where a chip's buffers live (see the module notes): on the die (global SRAM and, stationary weights, the
+    MACs' local stores) or off chip.
+
+    Attributes
+    ----------
+    total_bytes, on_die_bytes : float
+        The buffers' total and what the die holds [B] (above ``capacity_bytes`` only when the working buffers
+        alone exceed it).
+    capacity_bytes : float
+        The on-die SRAM capacity [B].
+    offchip_bytes : dict
+        Bytes off chip by buffer: ``keys``, ``weights``.
+    weights_bytes : float
+        The weights' buffer [B], wherever it lives.
+    global_bytes, local_bytes, local_macro_bytes : float
+        The global SRAM, the MACs' local stores together and one MAC's store [B] (0 with streamed weights).
+    macs : int
+    area_mm2, leakage_w : float
+        The on-die macros' area [mm²] and standby leakage [W] (CACTI 7).
+    e_local_bit, e_offchip_bit : float
+        Read energy per bit [J] of one local store (0 with streamed weights) and of the off-chip memory.
+    weights, offchip : str
+        ``[energy] weights`` and ``[energy] offchip``.
+    source : str
+    """
+
+    total_bytes: float
+    on_die_bytes: float
+    capacity_bytes: float
+    offchip_bytes: dict
+    weights_bytes: float
+    global_bytes: float
+    local_bytes: float
+    local_macro_bytes: float
+    macs: int
+    area_mm2: float
+    leakage_w: float
+    e_local_bit: float
+    e_offchip_bit: float
+    weights: str
+    offchip: str
+    source: str
+
+
+def sram_plan(buffers: dict, node: TechnologyNode, *, capacity_bytes: float, weights: str = "streamed",
+              macs: int = 1, offchip: str = "hbm", total_bytes: float | None = None) -> SramPlan:
+    """The :class:`SramPlan` of ``buffers`` (:func:`sram_buffers`) on a die of ``capacity_bytes`` of SRAM.
+
+    Parameters
+    ----------
+    buffers : dict of float [B]
+        The chip's buffers (``weights`` and ``keys`` at least) and their ``total``.
+    node : TechnologyNode
+    capacity_bytes : float
+        On-die SRAM capacity [B], > 0.
+    weights : {'streamed', 'stationary'}
+    macs : int
+        MACs of the periphery (one local store each, stationary weights).
+    offchip : {'hbm', 'ddr'}
+    total_bytes : float, optional
+        The buffers' total when given apart (a spec's ``sram_bytes``); default ``buffers["total"]``.
+    """
+    if weights not in ("streamed", "stationary"):
+        raise ValueError(f"weights must be 'streamed' or 'stationary', got {weights!r}")
+    if offchip not in OFFCHIP_MEMORY:
+        raise ValueError(f"offchip must be one of {', '.join(OFFCHIP_MEMORY)}, got {offchip!r}")
+    if not capacity_bytes > 0:
+        raise ValueError(f"capacity_bytes must be > 0 [B], got {capacity_bytes!r}")
+    total = float(buffers["total"] if total_bytes is None else total_bytes)
+    excess = max(0.0, total - capacity_bytes)
+    keys_off = min(excess, float(buffers["keys"]))
+    weights_off = min(excess - keys_off, float(buffers["weights"]))
+    on_die = total - keys_off - weights_off
+    local = max(0.0, float(buffers["weights"]) - weights_off) if weights == "stationary" else 0.0
+    local_each = local / macs if local > 0 else 0.0
+    glob = max(0.0, on_die - local)
+    area = sram_area_mm2(glob, node) + (macs * sram_area_mm2(local_each, node) if local > 0 else 0.0)
+    leak = sram_leakage_w(glob, node) + (macs * sram_leakage_w(local_each, node) if local > 0 else 0.0)
+    mem = OFFCHIP_MEMORY[offchip]
+    src = (f"{on_die:.4g} of {total:.4g} B on the die (capacity {capacity_bytes:.4g} B, [energy] sram_max_bytes)"
+           + (f"; off chip ({offchip}, {mem.value:.3g} J/bit: {mem.source}): keys {keys_off:.4g} B, weights "
+              f"{weights_off:.4g} B" if keys_off + weights_off > 0 else "")
+           + (f"; stationary weights: {local:.4g} B in {macs} local stores of {local_each:.4g} B" if local > 0 else ""))
+    return SramPlan(total_bytes=total, on_die_bytes=on_die, capacity_bytes=float(capacity_bytes),
+                    offchip_bytes={"keys": keys_off, "weights": weights_off},
+                    weights_bytes=float(buffers["weights"]), global_bytes=glob, local_bytes=local,
+                    local_macro_bytes=local_each, macs=int(macs), area_mm2=area, leakage_w=leak,
+                    e_local_bit=sram_read_j_per_bit(local_each, node) if local > 0 else 0.0,
+                    e_offchip_bit=mem.value, weights=weights, offchip=offchip, source=src)

@@ -207,7 +207,7 @@ class SimulationReport:
                 "schedule": en["schedule"], "energy_timeline_sources": en["timeline_sources"],
                 "energy_breakdown_j": en["breakdown"], "sram_breakdown_j": en["sram_breakdown_j"],
                 "energy_sources": en["sources"], "gpu_model": en["gpu"], "phase_memory": en.get("phase_memory"),
-                "baselines": _with_measured(en["baselines"], self.gpu_measured),
+                "memory": en["memory"], "baselines": _with_measured(en["baselines"], self.gpu_measured),
                 "infeasible_reason": en["infeasible_reason"],
             })
         rep.update({
