@@ -38,6 +38,11 @@ def test_the_periphery_precision_and_the_batch_are_searched_like_chip_fields():
     s = _spec(space={"energy.digital_precision": {"choice": ["int8", "int16"]}, "energy.batch": {"int": [1, 64]}})
     cfg = config_with(s.base, {"energy.digital_precision": "int8", "energy.batch": 64})
     assert (cfg.energy.digital_precision, cfg.energy.batch) == ("int8", 64)
+    # where the weights and keys live (mapping.energy.sram.sram_plan) is a chip choice too
+    s = _spec(space={"energy.weights": {"choice": ["streamed", "stationary"]},
+                     "energy.sram_max_bytes": {"int": [65536, 4194304]}, "energy.offchip": {"choice": ["hbm", "ddr"]}})
+    cfg = config_with(s.base, {"energy.weights": "stationary", "energy.sram_max_bytes": 65536, "energy.offchip": "ddr"})
+    assert (cfg.energy.weights, cfg.energy.sram_max_bytes, cfg.energy.offchip) == ("stationary", 65536, "ddr")
 
 
 @pytest.mark.parametrize(("over", "msg"), [

@@ -135,3 +135,22 @@ def test_a_long_context_spills_instead_of_growing_the_die():
 def test_the_new_energy_fields_are_validated(field, value, msg):
     with pytest.raises(ValueError, match=msg):
         EnergyConfig(**{field: value})
+
+
+def test_simulate_names_the_bytes_that_went_off_chip(capsys):
+    import json
+
+    import torch
+
+    from mapping.cli.simulate import print_report
+    from mapping.simulation.report import simulate_report
+
+    model = seeded_kuramoto(k=8, n_heads=2, n_layers=2, seq_len=16)
+    chip = compile(model, ChipConfig(energy=EnergyConfig(sram_max_bytes=25_000, offchip="ddr")))
+    x = torch.randint(0, 256, (1, 16), generator=torch.Generator().manual_seed(0))
+    rep = simulate_report(chip, x, torch.roll(x, -1, 1), measure_gpu=False, warn=False)
+    m = json.loads(json.dumps(rep.to_dict()))["memory"]
+    keys_off = chip_area(chip)["sram_bytes"] - 25_000
+    assert m["offchip"] == "ddr" and m["offchip_bytes"] == {"keys": pytest.approx(keys_off), "weights": 0.0}
+    print_report(rep)
+    assert f"off chip (ddr, 20.3 pJ/bit): keys {keys_off / 1e3:.4g} kB, weights 0 kB" in capsys.readouterr().out

@@ -99,6 +99,12 @@ def print_report(report, file=None) -> None:
       f"cell sums, assumed); {sc.get('kind', 'spatial')} array of {sc.get('tiles', 0):,} tiles, "
       f"{sc.get('rounds_per_layer', 1)} round(s) per layer; latency {rep['latency_per_token_s'] * 1e9:.4g} ns per "
       f"token; leakage {_fmt_j(rep['leakage_j'])} per token ({rep['leakage_w'] * 1e3:.3g} mW)")
+    m = rep.get("memory") or {}
+    off = m.get("offchip_bytes") or {}
+    if m.get("weights") == "stationary" or sum(off.values()) > 0:
+        p(f"  memory: weights {m['weights']}; off chip ({m['offchip']}, {m['offchip_j_per_bit'] * 1e12:.3g} pJ/bit): "
+          f"keys {off.get('keys', 0) / 1e3:.4g} kB, weights {off.get('weights', 0) / 1e3:.4g} kB (die SRAM "
+          f"{m['on_die_bytes'] / 1e3:.4g} kB, capacity {m['sram_max_bytes'] / 1e3:.4g} kB)")
     if rep.get("infeasible_reason"):
         p(f"  INFEASIBLE: {rep['infeasible_reason']}")
     if rep.get("gpu_measured"):
