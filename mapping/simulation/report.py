@@ -27,7 +27,7 @@ that make 2 SE smaller than it are reported with every run."""
 def bpc_resolution(difference: float, se: float, n_tokens: int, seq_len: int, threshold: float = RESOLVE_BPC) -> dict:
     """Whether a chip's BPC difference is resolved by its run, and the tokens that would resolve it.
 
-    Resolved: \|difference\| > 2 SE (about 95 % two-sided). Assumption, stated with the figures: the standard
+    Resolved: |difference| > 2 SE (about 95 % two-sided). Assumption, stated with the figures: the standard
     error falls as 1/√tokens (independent blocks, :func:`bpc_difference_se`), so n tokens with error SE become
     n (2 SE / x)² tokens for 2 SE' = x. Counts are rounded up to whole windows of ``seq_len``.
 
