@@ -214,7 +214,7 @@ class EnergyConfig:
         macro per MAC holding its share of the on-die weights), cheaper per access, charged their area and
         leakage. The digital baseline of the same die uses the same choice.
     sram_max_bytes : int
-        The die's on-die SRAM capacity [bytes], in [4096, 2^40]; default 2 MiB (assumed:
+        The die's on-die SRAM capacity [bytes], in [4096, 2^40]; default 4 MiB (assumed:
         :data:`mapping.energy.constants.SRAM_MAX_BYTES`). Buffers beyond it go off chip, the stored keys first,
         then the weights, charged at ``offchip``'s energy per bit; the die holds at most this much SRAM.
     offchip : {'hbm', 'ddr'}
@@ -229,7 +229,7 @@ class EnergyConfig:
     phase: str = "prefill"
     batch: int = 1
     weights: str = "streamed"
-    sram_max_bytes: int = 2 * 2**20
+    sram_max_bytes: int = 4 * 2**20
     offchip: str = "hbm"
 
     def __post_init__(self):

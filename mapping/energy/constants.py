@@ -162,8 +162,9 @@ DDR_J_PER_BIT = Figure(1.3e-9 / 64, "J/bit", "[Hor14] off-chip DRAM (DDR) 1.3-2.
 OFFCHIP_MEMORY = {"hbm": HBM_J_PER_BIT, "ddr": DDR_J_PER_BIT}
 """``[energy] offchip`` -> energy per bit of the chip's off-chip memory (reads and writes alike; no background or
 refresh power, no interface latency)."""
-SRAM_MAX_BYTES = Figure(2 * 2**20, "B", "assumed: 2 MiB of on-die SRAM (about 13 mm^2 of CACTI 7 macros at 65 nm LP, "
-                        "a quarter of the 50 mm^2 die a research team tapes out); the default chip's 0.87 MB fits")
+SRAM_MAX_BYTES = Figure(4 * 2**20, "B", "assumed: 4 MiB of on-die SRAM (27 mm^2 of CACTI 7 macros at 65 nm LP, about "
+                        "half the 50 mm^2 die a research team tapes out); the bundled models' default chips fit "
+                        "(kuramoto-tiny 0.87 MB, kuramoto-1m 3.7 MB)")
 
 # -- analog/mixed-signal periphery ------------------------------------------------------------------------------
 COUPLER_WRITE_J_PER_BIT = Figure(E_BIT_WRITE_J, "J/bit", "assumed: 10 fJ per coupler-register latch write at 65 nm "
