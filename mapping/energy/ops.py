@@ -13,9 +13,9 @@ PHASES = ("prefill", "decode")
 """Prefill: the T tokens of a sequence at once; decode: one new token against the stored earlier ones."""
 
 
-def _kuramoto_attention(mc: dict, T: int) -> dict:
+def _kuramoto_attention(model_config: dict, T: int) -> dict:
     pairs = (T + 1) / 2
-    k, h = mc["k"], mc["n_heads"]
+    k, h = model_config["k"], model_config["n_heads"]
     lin = 3 * 2 * (2 * k) * k            # gate_q, gate_k, value: Linear(2k, k)
     elem = 2 * k + 4 * k + 3 * k + 8 * k  # φ (cos, sin), softplus/normalise gates, rotation, a, bound
     scores = pairs * 2 * (2 * k)         # q·key over 2k_h per head, all heads
@@ -29,10 +29,10 @@ def _kuramoto_attention(mc: dict, T: int) -> dict:
             "weights": 3 * (2 * k * k + k) + k + 1}
 
 
-def _ssa_attention(mc: dict, T: int) -> dict:
+def _ssa_attention(model_config: dict, T: int) -> dict:
     pairs = (T + 1) / 2
-    d, h = mc["d_model"], mc["n_heads"]
-    F = 1 if mc.get("frequency") == "scalar" else d // h
+    d, h = model_config["d_model"], model_config["n_heads"]
+    F = 1 if model_config.get("frequency") == "scalar" else d // h
     lin = 2 * d * h * F + 3 * 2 * d * d  # ω, θ, V projections + output
     dwf = pairs * h * (2 * F + 2)        # Δω² by a dot product, sqrt
     jf = pairs * h * 3                   # J = exp(−α Δω²)
@@ -51,13 +51,13 @@ ATTENTION_COSTS = {"kuramoto": _kuramoto_attention, "ssa": _ssa_attention}
 """Model kind -> counter of one attention layer's operations per token."""
 
 
-def attention_cost(model_kind: str, mc: dict, T: int) -> dict:
+def attention_cost(model_kind: str, model_config: dict, T: int) -> dict:
     """Operations and activations per token of one closed-form attention layer, and what the chip offloads.
 
     Parameters
     ----------
     model_kind : {'kuramoto', 'ssa'}
-    mc : dict
+    model_config : dict
         The model config (``k``, ``n_heads`` / ``d_model``, ``n_heads``, ``frequency``).
     T : int
         Tokens per sequence (causal: a token attends to (T + 1) / 2 tokens on average).
@@ -76,7 +76,7 @@ def attention_cost(model_kind: str, mc: dict, T: int) -> dict:
                          f"{model_kind!r}")
     if isinstance(T, bool) or not isinstance(T, int) or T < 1:
         raise ValueError(f"T must be a positive integer, got {T!r}")
-    counts = ATTENTION_COSTS[model_kind](mc, T)
+    counts = ATTENTION_COSTS[model_kind](model_config, T)
     return {"flops": float(counts["flops"]), "act_elements": float(counts["act"]),
             "bytes": float(4 * counts["act"] * 2), "io_elements": float(counts["io"]),
             "kv_elements": float(counts["kv"]), "weights": float(counts["weights"]),
@@ -84,18 +84,18 @@ def attention_cost(model_kind: str, mc: dict, T: int) -> dict:
             "score_flops": float(counts["scores"])}
 
 
-def _kuramoto_model(mc: dict) -> dict:
-    V, L = mc.get("vocab_size", 256), mc["n_layers"]
-    k, H = mc["k"], mc.get("ffn_hidden", 128)
-    ffn = (k + 2 * 2 * k * H + 5 * H + 2 * H * k + 2 * k + 2 * k) if mc.get("ffn", True) else 2 * k
+def _kuramoto_model(model_config: dict) -> dict:
+    V, L = model_config.get("vocab_size", 256), model_config["n_layers"]
+    k, H = model_config["k"], model_config.get("ffn_hidden", 128)
+    ffn = (k + 2 * 2 * k * H + 5 * H + 2 * H * k + 2 * k + 2 * k) if model_config.get("ffn", True) else 2 * k
     head = 2 * k + 2 * (2 * k) * V + V
     return {"flops": L * ffn + head, "act": L * (k + 3 * H + 2 * k) + 2 * k + V,
-            "weights": L * 3 * k * H * (1 if mc.get("ffn", True) else 0) + 2 * V * k + V + k + 1, "io": k + V}
+            "weights": L * 3 * k * H * (1 if model_config.get("ffn", True) else 0) + 2 * V * k + V + k + 1, "io": k + V}
 
 
-def _ssa_model(mc: dict) -> dict:
-    V, L = mc.get("vocab_size", 256), mc["n_layers"]
-    d, m = mc["d_model"], mc.get("ffn_mult", 4)
+def _ssa_model(model_config: dict) -> dict:
+    V, L = model_config.get("vocab_size", 256), model_config["n_layers"]
+    d, m = model_config["d_model"], model_config.get("ffn_mult", 4)
     ln = 8 * d
     ffn = 2 * ln + 2 * (2 * d * m * d) + 8 * m * d + 2 * d
     return {"flops": d + L * ffn + ln + 2 * d * V, "act": L * (2 * d + 2 * m * d + 2 * d) + d + V,
@@ -106,7 +106,7 @@ MODEL_COSTS = {"kuramoto": _kuramoto_model, "ssa": _ssa_model}
 """Model kind -> counter of everything but attention."""
 
 
-def model_cost(model_kind: str, mc: dict) -> dict:
+def model_cost(model_kind: str, model_config: dict) -> dict:
     """Operations, activations and weights per token of everything but attention (all digital).
 
     Kuramoto LM: phase embedding lookup, per layer the bounded SwiGLU on wrapped angles, the phase readout.
@@ -118,6 +118,6 @@ def model_cost(model_kind: str, mc: dict) -> dict:
     """
     if model_kind not in MODEL_COSTS:
         raise ValueError(f"model_kind must be one of {', '.join(repr(k) for k in MODEL_COSTS)}, got {model_kind!r}")
-    counts = MODEL_COSTS[model_kind](mc)
+    counts = MODEL_COSTS[model_kind](model_config)
     return {"flops": float(counts["flops"]), "act_elements": float(counts["act"]),
             "io_elements": float(counts["io"]), "weights": float(counts["weights"])}
