@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hw_models.derived_cache import cache_root, cached_arrays
-from hw_models.technology import Figure, TechnologyNode, _warn
+from hw_models.technology import Figure, TechnologyNode, _warn, device_off_current
 
 __all__ = ["SramMacro", "sram_macro", "device_off_current", "cacti_dir", "CACTI_NODES_NM", "MIN_BYTES", "MAX_BYTES",
            "CactiError"]
@@ -322,33 +322,3 @@ def sram_macro(capacity_bytes: float, node: TechnologyNode, *, word_bits: int = 
         area_mm2=Figure(raw["area_mm2"] * a_s * share, "mm^2", how + f"; x {share:.3g} of the macro's bits"),
         access_s=Figure(raw["access_s"], "s", how + " (at CACTI's supply)"),
         source=how)
-
-
-# ---------------------------------------------------------------------------------------------- device tables
-def device_off_current(node_nm: float, flavor: str) -> Figure:
-    """NMOS off-current per width [A/m] at 300 K of CACTI 7's ITRS device of the flavour (``LP``: LSTP, ``HP``:
-    HP) at ``node_nm``: its ``tech_params`` tables (``-I_off_n (A/um) 0``), linear in the node between them as CACTI
-    interpolates; outside 22–90 nm the nearest table's value (stated in the source)."""
-    cell = _CELL[flavor]
-
-    def at(n: int) -> float:
-        for line in (cacti_dir() / "tech_params" / f"{n}nm.dat").read_text().splitlines():
-            parts = line.split()
-            if line.startswith("-I_off_n (A/um)") and parts[2] == "0":
-                return float(parts[3 + _VDD_COLUMN[cell]])
-        raise CactiError(f"no '-I_off_n (A/um) 0' line in tech_params/{n}nm.dat")
-
-    lo, hi = CACTI_NODES_NM
-    n = min(max(float(node_nm), lo), hi)
-    if n in _TABLE_NODES:
-        v = at(int(n))
-    else:
-        b = min(x for x in _TABLE_NODES if x > n)
-        a = max(x for x in _TABLE_NODES if x < n)
-        w = (n - a) / (b - a)
-        v = w * at(b) + (1 - w) * at(a)
-    how = (f"CACTI 7 tech_params ({cell} NMOS I_off at 300 K, the ITRS roadmap devices of [CACTI7]; zigzag-dse "
-           f"{_version()})" + ("" if n in _TABLE_NODES else f", linear in the node between its tables at {n:g} nm")
-           + ("" if n == float(node_nm) else f"; held at its {n:g} nm value at {float(node_nm):g} nm (outside "
-                                              f"CACTI's {lo:g}-{hi:g} nm; assumed)"))
-    return Figure(v / 1e-6, "A/m", how)

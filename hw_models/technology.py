@@ -71,7 +71,7 @@ from importlib import resources
 
 __all__ = ["Figure", "TechnologyNode", "TechnologyExtrapolationWarning", "stated_extrapolation", "FLAVORS", "TABULATED_NODES_NM",
            "SUPPORTED_NODES_NM", "HOROWITZ_REFERENCE", "REFERENCE_NODE", "chip_node", "figures_to_check",
-           "figures_checked"]
+           "figures_checked", "device_off_current", "cacti_tech_params"]
 
 FLAVORS = ("HP", "LP")
 #: Nodes of the paper's fits [SB17].
@@ -408,9 +408,7 @@ class TechnologyNode:
 
     def off_current(self) -> Figure:
         """Off-current per gate width [A/m] of the device flavour (:attr:`device_flavor`) at this node: CACTI 7's
-        ITRS device tables (LP: LSTP, HP: HP) at 300 K, :func:`hw_models.cacti.device_off_current`."""
-        from hw_models.cacti import device_off_current
-
+        ITRS device tables (LP: LSTP, HP: HP) at 300 K (:func:`device_off_current`)."""
         return device_off_current(float(self.node_nm), self.device_flavor)
 
     def leakage_density(self) -> Figure:
@@ -498,3 +496,50 @@ def chip_node(node_nm: float, flavor: str = "LP") -> TechnologyNode:
     if float(node_nm) == REFERENCE_NODE.node_nm:
         return TechnologyNode(node_nm=node_nm, flavor=flavor, vdd_v=REFERENCE_NODE.vdd)
     return TechnologyNode(node_nm=node_nm, flavor=flavor)
+
+
+# ---------------------------------------------------------------------------------------------- CACTI's device tables
+_CACTI_TABLE_NODES = (22, 32, 45, 65, 90)
+_CACTI_COLUMN = {"HP": 0, "LP": 1}  # ITRS HP, ITRS LSTP columns of tech_params/*.dat
+
+
+@functools.lru_cache(maxsize=1)
+def cacti_tech_params():
+    """The ``tech_params`` folder of CACTI 7 in the ``zigzag-dse`` wheel (:mod:`hw_models.cacti` runs the binary)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("zigzag")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the zigzag-dse package (CACTI 7's tables) is not installed: pip install 'zigzag-dse>=3.9.1'")
+    return Path(list(spec.submodule_search_locations)[0]) / "cacti" / "cacti_master" / "tech_params"
+
+
+def device_off_current(node_nm: float, flavor: str) -> Figure:
+    """NMOS off-current per width [A/m] at 300 K of CACTI 7's ITRS device of the flavour (``LP``: LSTP, ``HP``:
+    HP) at ``node_nm``: its ``tech_params`` tables (``-I_off_n (A/um) 0``), linear in the node between them as CACTI
+    interpolates; outside 22–90 nm the nearest table's value (stated in the source)."""
+    col = _CACTI_COLUMN[flavor]
+
+    def at(n: int) -> float:
+        for line in (cacti_tech_params() / f"{n}nm.dat").read_text().splitlines():
+            parts = line.split()
+            if line.startswith("-I_off_n (A/um)") and parts[2] == "0":
+                return float(parts[3 + col])
+        raise RuntimeError(f"no '-I_off_n (A/um) 0' line in CACTI's tech_params/{n}nm.dat")
+
+    lo, hi = _CACTI_TABLE_NODES[0], _CACTI_TABLE_NODES[-1]
+    n = min(max(float(node_nm), lo), hi)
+    if n in _CACTI_TABLE_NODES:
+        v = at(int(n))
+    else:
+        b = min(x for x in _CACTI_TABLE_NODES if x > n)
+        a = max(x for x in _CACTI_TABLE_NODES if x < n)
+        w = (n - a) / (b - a)
+        v = w * at(b) + (1 - w) * at(a)
+    cell = ("itrs-hp", "itrs-lstp")[col]
+    how = (f"CACTI 7 tech_params ({cell} NMOS I_off at 300 K, the ITRS roadmap devices of CACTI 7; zigzag-dse)"
+           + ("" if n in _CACTI_TABLE_NODES else f", linear in the node between its tables at {n:g} nm")
+           + ("" if n == float(node_nm) else f"; held at its {n:g} nm value at {float(node_nm):g} nm (outside "
+                                              f"CACTI's {lo:g}-{hi:g} nm; assumed)"))
+    return Figure(v / 1e-6, "A/m", how)

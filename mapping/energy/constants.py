@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hw_models.cacti import sram_macro
 from hw_models.energy import E_BIT_WRITE_J
 from hw_models.layout import DEVICE_AREA
 from hw_models.technology import HOROWITZ_REFERENCE, REFERENCE_NODE, Figure, TechnologyNode
@@ -144,9 +145,7 @@ def sram_j_per_bit(size_bytes: float, node: TechnologyNode = REFERENCE_NODE) -> 
     """SRAM access energy [J/bit] of an array holding ``size_bytes`` at ``node``: CACTI 7's read of one 64-bit
     word (:func:`mapping.energy.sram.sram_read_j_per_bit`); writes are charged as reads. The former [Hor14]-scaled
     figure is :meth:`hw_models.technology.TechnologyNode.sram_j_per_bit` (the cross-check)."""
-    from .sram import sram_read_j_per_bit
-
-    return sram_read_j_per_bit(size_bytes, node)
+    return sram_macro(max(float(size_bytes), 1.0), node, word_bits=64).read_j_per_bit
 
 
 SRAM_SOURCE = ("CACTI 7 (hw_models.cacti.sram_macro, the zigzag-dse wheel's binary): the read of one 64-bit word from "
