@@ -121,7 +121,7 @@ def test_report_headline_bounds_whole_model_and_area(chip):
     r = energy_report(chip)
     assert r["energy_per_token_gpu_j"] == r["gpu_energy_bounds_j"]["lower"]  # the default headline bound
     assert r["gpu_energy_bounds_j"]["lower"] <= r["gpu_energy_bounds_j"]["upper"]
-    assert "lower bound" in r["headline"] and "Amdahl" in r["headline"]
+    assert "board figure at peak" in r["headline"] and "Amdahl" in r["headline"]
     w = r["whole_model"]
     assert w["chip_j"] > r["energy_per_token_chip_j"] and w["gpu_j"] > r["energy_per_token_gpu_j"]
     assert w["offloaded_fraction"] < r["offloaded_fraction"]
@@ -181,7 +181,7 @@ def test_simulate_json_carries_the_energy_keys(tmp_path, capsys):
     assert rep["analog_scores"] and rep["analog_score_noise"]["score_sigma_logit"][0] > 0
     assert main(["simulate", str(ck), "--tokens", "16"]) == 0
     out = capsys.readouterr().out
-    assert "lower bound" in out and "Amdahl bound" in out and "area " in out and "latency" in out
+    assert "board figure at peak" in out and "Amdahl bound" in out and "area " in out and "latency" in out
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,

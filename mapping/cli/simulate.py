@@ -58,12 +58,14 @@ def print_report(report, file=None) -> None:
         if L.get("locked_agreement"):
             extra += f", locked agreement {_mean(L['locked_agreement']):.3f}"
         p(f"    layer {i}: rel. error {L['layer_rel_error']:.3g}, cosine {L['layer_cosine']:.4f}{extra}")
+    from ..energy.gpu import BOUND_NAMES  # here, not at import: `oscsim --help` loads no energy model
+
     g, ph = rep["gpu_model"], rep["energy_phases"]
     lo, up = rep["gpu_energy_bounds_j"]["lower"], rep["gpu_energy_bounds_j"]["upper"]
     mem = "L2 SRAM" if g["memory"] == "sram" else "HBM"
     p(f"  energy per token (attention only, {rep['energy_phase']}"
       f"{', analog scores' if rep['analog_scores'] else ''}): chip {_fmt_j(rep['energy_per_token_chip_j'])} | "
-      f"GPU {_fmt_j(rep['energy_per_token_gpu_j'])} ({g['gpu']} {rep['gpu_bound']} bound, {g['precision']})")
+      f"GPU {_fmt_j(rep['energy_per_token_gpu_j'])} ({g['gpu']} {BOUND_NAMES[rep['gpu_bound']]}, {g['precision']})")
     bl = rep["baselines"]
     for key, what in (("digital_same_node", "same chip without the array"), ("gpu_datapath", "GPU datapath bound"),
                       ("gpu_board", "GPU board figure")):
@@ -71,18 +73,18 @@ def print_report(report, file=None) -> None:
         meas = f", measured {_fmt_j(v['measured_j'])} (NVML)" if "measured_j" in v else ""
         p(f"    vs {what:27s} {_fmt_j(v['energy_per_token_j']):>9s} ({v['node_nm']:g} nm, {v['supply_v']:g} V, "
           f"{v['precision']}{meas}): chip / it = {v['chip_ratio']:.3g}")
-    p(f"    GPU bounds: lower {_fmt_j(lo)} (FLOPs x TDP/peak + bytes x {mem} energy) | "
-      f"upper {_fmt_j(up)} (roofline at TDP)")
+    p(f"    GPU board figures: at peak {_fmt_j(lo)} (FLOPs x TDP/peak + bytes x {mem} energy) | "
+      f"roofline {_fmt_j(up)} (TDP over the roofline time)")
     w = rep["whole_model"]
-    p(f"    whole model: chip {_fmt_j(w['chip_j'])} | GPU {_fmt_j(w['gpu_bounds_j']['lower'])} lower / "
-      f"{_fmt_j(w['gpu_bounds_j']['upper'])} upper; array offloads {w['offloaded_fraction']:.1%} (Amdahl "
+    p(f"    whole model: chip {_fmt_j(w['chip_j'])} | GPU board {_fmt_j(w['gpu_bounds_j']['lower'])} at peak / "
+      f"{_fmt_j(w['gpu_bounds_j']['upper'])} roofline; array offloads {w['offloaded_fraction']:.1%} (Amdahl "
       f"{w['amdahl_max_gain']:.3g}x)")
     p(f"    array offloads {rep['offloaded_fraction']:.1%} of the chip's attention operations: Amdahl bound "
       f"{rep['amdahl_max_gain']:.3g}x, this array {rep['array_gain']:.3g}x over the same chip without it")
     for name, v in ph.items():
         if name != rep["energy_phase"] + ("+analog_scores" if rep["analog_scores"] else ""):
-            p(f"    {name:23s} chip {_fmt_j(v['chip_j'])} | GPU {_fmt_j(v['gpu_lower_j'])} lower / "
-              f"{_fmt_j(v['gpu_upper_j'])} upper (Amdahl {v['amdahl_max_gain']:.3g}x)")
+            p(f"    {name:23s} chip {_fmt_j(v['chip_j'])} | GPU board {_fmt_j(v['gpu_lower_j'])} at peak / "
+              f"{_fmt_j(v['gpu_upper_j'])} roofline (Amdahl {v['amdahl_max_gain']:.3g}x)")
     p(f"    chip terms ({rep['energy_phase']}; sources in --json):")
     for k, v in sorted(rep["energy_breakdown_j"].items(), key=lambda kv: -kv[1]):
         p(f"      {k[:-2].replace('_', ' '):22s} {_fmt_j(v):>10s} {v / rep['energy_per_token_chip_j']:6.1%}")

@@ -31,7 +31,7 @@ _STYLE = {"gpu_lower_j": "--", "gpu_upper_j": "-.", "anchor_j": ":"}
 def reference_lines(df) -> dict:
     """``{column: (median value [J], label, varies)}`` of the energy references present in the trials table."""
     out = {}
-    for key, label in (("gpu_lower_j", "GPU lower bound"), ("gpu_upper_j", "GPU upper bound"),
+    for key, label in (("gpu_lower_j", "GPU board at peak"), ("gpu_upper_j", "GPU board, roofline time"),
                        ("anchor_j", "gain-cell attention (Leroux 2025)")):
         if key not in df:
             continue

@@ -21,7 +21,12 @@ from .constants import GPUS
 from .ops import PHASES as _PHASES
 from .ops import attention_cost, model_cost
 
-__all__ = ["gpu_energy_per_token", "measure_gpu_energy", "HBM_J_PER_BYTE", "HBM_SOURCE"]
+__all__ = ["gpu_energy_per_token", "measure_gpu_energy", "HBM_J_PER_BYTE", "HBM_SOURCE", "BOUND_NAMES"]
+
+#: What each of the GPU model's two board-power figures is, in words (the config and the JSON keep the historical
+#: keys ``lower`` / ``upper``): both are board power (TDP), not the GPU's datapath; the datapath bound on the same
+#: terms as the chip is :mod:`mapping.energy.baselines` ``gpu_datapath``.
+BOUND_NAMES = {"lower": "board figure at peak, 100 % utilisation", "upper": "board power over the roofline time"}
 
 HBM_J_PER_BYTE = ec.HBM_J_PER_BIT.value * 8
 HBM_SOURCE = ec.HBM_J_PER_BIT.source

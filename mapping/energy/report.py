@@ -17,7 +17,7 @@ from .feasibility import infeasible_reason
 from .chip_terms import PHASES, chip_energy
 from .spec import LAYER_ENERGY, ChipEnergySpec
 from .baselines import baselines as _baselines
-from .gpu import gpu_energy_per_token
+from .gpu import BOUND_NAMES, gpu_energy_per_token
 from .ops import model_cost
 
 __all__ = ["energy_report"]
@@ -103,7 +103,7 @@ def energy_report(chip, T: int | None = None, *, gpu: str | None = None) -> dict
                 f"{chip_j:.3g} J per token = {a['chip_ratio']:.3g}x the same chip without the array (digital, "
                 f"{a['node_nm']:g} nm, {a['precision']}) and {b['chip_ratio']:.3g}x the {gpu} datapath bound "
                 f"({b['node_nm']:g} nm, {b['precision']}); against the "
-                f"{gpu} {bound} bound {g_head:.3g} J ({spec.workload.gpu_precision}) per token: "
+                f"{gpu} {BOUND_NAMES[bound]} {g_head:.3g} J ({spec.workload.gpu_precision}) per token: "
                 f"{'chip' if chip_j < g_head else 'GPU'} lower by {max(chip_j, g_head) / min(chip_j, g_head):.3g}x; "
                 f"array offloads {ce['offloaded_fraction']:.1%} of the chip's operations (Amdahl bound "
                 f"{ce['amdahl_max_gain']:.3g}x, array gain {ce['array_gain']:.3g}x); largest chip term {largest} "
