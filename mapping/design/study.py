@@ -38,6 +38,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..sweep.run import pid_alive
 from ..sweep.spec import config_with
 from .driver import DesignDirError, DriverLock, expand_env, kill_point, redact, storage_errors
 from .spec import DesignSpec
@@ -232,22 +233,12 @@ def _open_study(spec: DesignSpec, url: str):
     return study
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _acquire(study) -> None:
     """The driver record of a shared storage (see the module notes, item 5)."""
     d = study.user_attrs.get("driver")
     me = {"host": socket.gethostname(), "pid": os.getpid(), "heartbeat": time.time()}
     if d and not (d["host"] == me["host"] and d["pid"] == me["pid"]):
-        alive = (_pid_alive(int(d["pid"])) if d["host"] == me["host"]
+        alive = (pid_alive(int(d["pid"])) if d["host"] == me["host"]
                  else time.time() - float(d["heartbeat"]) < LEASE_S)
         if alive:
             raise DesignDirError(f"study {study.study_name} is being driven by pid {d['pid']} on {d['host']} (one "

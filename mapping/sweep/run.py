@@ -35,7 +35,7 @@ from .executors import DASK_WORKER_ENV, LocalWorkers, dask_cluster_options, run_
 from .point import compute_point  # noqa: F401
 from .spec import NOISE_SEED, SweepSpec
 
-__all__ = ["check_inputs", "check_out", "atomic_path", "remove_stale_temporaries", "compute_point", "run_sweep", "run_tasks", "sweep_status", "load_results", "export_csv",
+__all__ = ["check_inputs", "check_out", "atomic_path", "pid_alive", "remove_stale_temporaries", "compute_point", "run_sweep", "run_tasks", "sweep_status", "load_results", "export_csv",
            "SweepDirError", "atomic_write_bytes", "write_df", "DASK_WORKER_ENV", "dask_cluster_options", "LocalWorkers"]
 
 RESULTS = "results.parquet"
@@ -128,7 +128,7 @@ def remove_stale_temporaries(folder: str | Path) -> int:
     n = 0
     for p in Path(folder).rglob(f".*{TMP_SUFFIX}"):
         pid = p.name.removesuffix(TMP_SUFFIX).rpartition(".")[2]
-        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and pid_alive(int(pid)):
             continue
         with contextlib.suppress(OSError):
             p.unlink()
@@ -136,7 +136,8 @@ def remove_stale_temporaries(folder: str | Path) -> int:
     return n
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (signal 0; a process of another user counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
