@@ -3,6 +3,7 @@
 - :func:`run_killed_at`: run a command that kills itself (and its process group: its workers) with ``SIGKILL``
   at a named state of its own (the design driver's :data:`mapping.design.driver.KILL_ENV`), and check that it
   died there, not earlier and not by finishing;
+- :func:`assert_same_but`: two result tables equal bit for bit in every column but the named (wall-time) ones;
 - :func:`kill_group_when`: ``kill -9`` a running command's process group as soon as ``ready()`` is true (for
   states only an outside observer sees, e.g. part files on disk).
 """
@@ -62,3 +63,12 @@ def claim_contender(root: str, rounds: int, barrier, results) -> None:
             results.put((i, False, str(exc)))
         barrier.wait()  # both have tried before the winner lets go
         lock.release()
+
+
+def assert_same_but(a, b, columns) -> None:
+    """``a`` and ``b`` (tables of a run and of its interrupted-and-resumed or distributed twin) equal bit for bit
+    in every column but ``columns`` (the measured wall times)."""
+    import pandas as pd
+
+    cols = list(columns)
+    pd.testing.assert_frame_equal(a.drop(columns=cols), b.drop(columns=cols), check_exact=True)

@@ -7,7 +7,7 @@ NSGA-II breed copies of earlier designs, so the copies' ``same_as`` is compared 
 
 import pandas as pd
 import pytest
-from _kill import OSCSIM, run_killed_at
+from _kill import OSCSIM, assert_same_but, run_killed_at
 
 from mapping.design import load_design_spec, load_trials, run_design
 from mapping.design.driver import KILL_ENV
@@ -34,8 +34,7 @@ settle_cycles = 2.0
 
 
 def _same(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(a.drop(columns=list(MEASURED_COLUMNS)), b.drop(columns=list(MEASURED_COLUMNS)),
-                                  check_exact=True)
+    assert_same_but(a, b, MEASURED_COLUMNS)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import pytest
 
 from mapping.design import load_design_spec, load_trials, run_design
 from mapping.design.results import MEASURED_COLUMNS
+from _kill import assert_same_but
 
 SPEC = """
 name = "test-tiny"
@@ -34,8 +35,7 @@ OSCSIM = [sys.executable, "-m", "oscsim.cli"]
 
 
 def _same(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(a.drop(columns=list(MEASURED_COLUMNS)), b.drop(columns=list(MEASURED_COLUMNS)),
-                                  check_exact=True)
+    assert_same_but(a, b, MEASURED_COLUMNS)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import pytest
 
 from mapping.sweep import SweepDirError, load_results, load_spec, run_sweep, sweep_status
 from mapping.sweep.run import PARTS
+from _kill import assert_same_but
 
 SPEC = """
 name = "test-tiny"
@@ -34,7 +35,7 @@ WALL = ["wall_s", "chip_wall_s"]  # wall time is a measurement, not a function o
 
 
 def _same_table(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(a.drop(columns=WALL), b.drop(columns=WALL), check_exact=True)
+    assert_same_but(a, b, WALL)
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ computed in this process. The cluster runs its worker in this process (``process
 import shutil
 import subprocess
 
-import pandas as pd
 import pytest
 
 from mapping.sweep import load_spec, run_sweep
+from _kill import assert_same_but
 
 distributed = pytest.importorskip("distributed")
 
@@ -45,7 +45,7 @@ def _cluster(security):
 
 
 def _same(a, b):
-    pd.testing.assert_frame_equal(a.drop(columns=WALL), b.drop(columns=WALL), check_exact=True)
+    assert_same_but(a, b, WALL)
 
 
 def test_a_sweep_runs_on_a_tls_cluster_with_temporary_certificates(spec_path, reference, tmp_path):

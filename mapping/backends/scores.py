@@ -76,7 +76,7 @@ class ScoreStage:
         """The softmax weights (B, h, T, T) the layer's couplers are programmed with, for input phases ``theta``
         (B, T, k) and the model's own ``parts`` (``settings``: :meth:`prepare`'s; ``keys``: decode's held or
         re-injected keys, :mod:`mapping.backends.phase_memory`)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"score stage {type(self).__name__} does not define attention_weights")
 
     def score_noise(self, chip, write_rms: float):
         """The chain's predicted score error per layer (a dict for the energy report), or None."""
