@@ -20,8 +20,9 @@ The tool's model of that design (everything sized from a source or said "assumed
   to node 1 of the other (node 1 lags by π + π/7, so the pair pulls to anti-phase and the two offsets cancel);
 - settling: the circuit model (:func:`hw_models.ring_sim.simulate_ring_networks`) of five 4 × 4 King's-graph
   instances with weights drawn from the five levels {−2, −1, 0, 1, 2} (assumed signed: the abstract gives only
-  their number), eight random ring-phase starts each, 200 cycles at T/100; the cycles until the binarised phases (spin = sign cos(φ_i − φ_0))
-  reach the state they keep to the end, and that state's Ising energy against the brute-force ground state;
+  their number), eight random ring-phase starts each, 200 cycles at T/100; the cycles until the binarised
+  phases (spin = sign cos(φ_i − φ_0)) reach the state they keep to the end, and that state's Ising energy
+  against the brute-force ground state;
 - power per oscillator: the ring's supply power (circuit limit cycle) plus its share of a King's graph's
   couplers (4 per node: 8 neighbours, each coupler shared), each at the mean dissipation ⟨(V_a − V_b)²⟩/R of the
   settled simulation's couplers; [Moy22]'s figure is the whole chip over its nodes (readout and clocking in);
