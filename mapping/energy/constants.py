@@ -14,7 +14,9 @@ References
 [Hor14] M. Horowitz, "Computing's energy problem (and what we can do about it)", ISSCC 2014, p. 10: energies at
         45 nm, 0.9 V: integer add 8/16/32 bit 0.03/0.05/0.1 pJ, integer multiply 8/32 bit 0.2/3.1 pJ, fp16 add
         0.4 pJ, fp16 multiply 1.1 pJ, fp32 add 0.9 pJ, fp32 multiply 3.7 pJ; SRAM read of 64 bits from an
-        8 kB / 32 kB / 1 MB array 10 / 20 / 100 pJ; DRAM read of 64 bits 1.3-2.6 nJ.
+        8 kB / 32 kB / 1 MB array 10 / 20 / 100 pJ; DRAM read of 64 bits 1.3-2.6 nJ. The memory rows checked in
+        a transcription of the table (github.com/CMU-SAFARI/sasiml, hw/energy_model.py: 10 / 20 / 100 pJ and
+        DRAM 1.3-2.6 nJ); the 64-bit access width is the table's memory heading, not printed there.
 [OCo17] M. O'Connor et al., "Fine-grained DRAM: energy-efficient DRAM for extreme bandwidth systems",
         MICRO 2017: HBM2 access about 3.9 pJ/bit.
 [Chen16] Y.-H. Chen, J. Emer, V. Sze, "Eyeriss: a spatial architecture for energy-efficient dataflow for
@@ -156,8 +158,10 @@ SRAM_SOURCE = ("CACTI 7 (hw_models.cacti.sram_macro, the zigzag-dse wheel's bina
 HBM_J_PER_BIT = Figure(3.9e-12, "J/bit", "[OCo17] HBM2 about 3.9 pJ/bit; used for HBM2e/HBM3/HBM3e too "
                        "(assumed: no per-bit figure of the newer generations is cited here)")
 
-DDR_J_PER_BIT = Figure(1.3e-9 / 64, "J/bit", "[Hor14] off-chip DRAM (DDR) 1.3-2.6 nJ per 64-bit read, the lower "
-                       "end: 20.3 pJ/bit (recalled from the slide: check)")
+DDR_J_PER_BIT = Figure(1.3e-9 / 64, "J/bit", "[Hor14] off-chip DRAM 1.3-2.6 nJ per access of the table's 64-bit "
+                       "width, the lower end: 20.3 pJ/bit (the range checked in a transcription of the same table, "
+                       "github.com/CMU-SAFARI/sasiml hw/energy_model.py, beside its 8 kB / 32 kB / 1 MB SRAM rows "
+                       "10 / 20 / 100 pJ; the per-bit split over 64 bits is this module's)")
 OFFCHIP_MEMORY = {"hbm": HBM_J_PER_BIT, "ddr": DDR_J_PER_BIT}
 """``[energy] offchip`` -> energy per bit of the chip's off-chip memory (reads and writes alike; no background or
 refresh power, no interface latency)."""
