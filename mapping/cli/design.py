@@ -49,18 +49,28 @@ def _run_design(args) -> int:
         print(f"oscsim design: every trial failed{why}", file=sys.stderr)
         return 1
     windows = default_recheck_windows(df, spec) if args.recheck_windows is None else args.recheck_windows
+    bar = progress is not False and sys.stderr.isatty()
     if windows:
         from ..design.study import rewrite_results
 
         recheck_front(spec, args.out, df, windows=windows, workers=args.workers,
-                      scheduler=args.scheduler, progress=progress is not False and sys.stderr.isatty(),
-                      security=security)
+                      scheduler=args.scheduler, progress=bar, security=security)
+        rewrite_results(spec, args.out, storage=args.storage)
+    if args.finetune:  # the verdict's design(s) trained for their chip, scored on the rescoring's windows
+        from ..design.finetune import finetune_front
+        from ..design.study import rewrite_results
+
+        log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
+        finetune_front(spec, args.out, df, windows=windows or default_recheck_windows(df, spec), progress=bar,
+                       log=log)
         rewrite_results(spec, args.out, storage=args.storage)
     report = json.loads((Path(args.out) / "report.json").read_text())
     if args.json:
         print(json.dumps(report, indent=1))
     else:
         print(report["text"])
+        if args.finetune:
+            print(f"fine-tuned checkpoints, each with its chip: {Path(args.out) / 'finetune'}/<trial>/")
         print(f"tables {Path(args.out) / 'trials.parquet'}, {Path(args.out) / 'front.parquet'}; report "
               f"{Path(args.out) / 'report.md'}; plots {Path(args.out) / 'plots'}, page {Path(args.out) / 'front.html'}")
     return 0
@@ -75,7 +85,7 @@ def register(subparsers) -> None:
                     "resumes an interrupted study (one driver per folder). The same spec and seed give the same "
                     "trials whatever the executor. Exit status 1 when every trial failed, 2 for a refused input. "
                     "Writes DIR/trials.parquet, DIR/front.parquet, DIR/report.md, DIR/plots and "
-                    "DIR/front.html.")
+                    "DIR/front.html (and DIR/finetune/ with --finetune).")
     p.add_argument("spec", metavar="SPEC", help="design spec TOML")
     p.add_argument("--out", metavar="DIR", required=True, help="design folder (created, or resumed)")
     p.add_argument("--workers", type=int, default=1, help="local worker processes (0: in this process)")
@@ -95,6 +105,11 @@ def register(subparsers) -> None:
 
     add_set_option(p, "on the spec's base chip, [chip]; a different base is a different study")
     add_tls_options(p)
+    p.add_argument("--finetune", action="store_true",
+                   help="then fine-tune the verdict's design (and the next [finetune] designs - 1 of the rescored "
+                        "front) through its own chip's surrogate on the spec's [finetune] budget (resumable), rescore "
+                        "it on the same test windows and report the loss before and after in the verdict; the "
+                        "checkpoint is saved with its chip in DIR/finetune/<trial>/")
     p.add_argument("--json", action="store_true", help="print the report as JSON (no progress bar)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run_design)

@@ -7,6 +7,7 @@ Public API::
     spec = load_design_spec("examples/design-small.toml")   # fields, ranges, objectives, constraints checked
     trials = run_design(spec, "results/design-small", workers=2)   # Optuna study in DIR/study.db, resumable
     # DIR/trials.parquet, DIR/front.parquet, DIR/report.md (the verdict), DIR/plots/, DIR/front.html
+    # `oscsim design SPEC --out DIR --finetune`: finetune_front (mapping.design.finetune), DIR/finetune/<trial>/
 
 The names below are loaded from their module on first use (PEP 562), so that registering ``oscsim design``
 imports nothing heavy.
@@ -23,6 +24,7 @@ _EXPORTS = {
     "Dimension": "spec", "design_spec_from_dict": "spec", "load_design_spec": "spec",
     "DesignDirError": "study", "check_space": "study", "run_design": "study", "storage_url": "study",
     "plot_design": "plots", "recheck_front": "recheck", "load_recheck": "results", "rewrite_results": "study",
+    "FinetuneSpec": "spec", "finetune_front": "finetune", "load_finetune": "results",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -36,8 +36,10 @@ __all__ = ["DesignDirError", "DriverLock", "storage_errors", "kill_point", "KILL
 
 LOCK_FILE = "driver.lock"
 KILL_ENV = "OSCSIM_DESIGN_KILL_AT"
-#: The driver's states a test can kill it at (see :func:`mapping.design.study.run_design`).
-KILL_POINTS = ("claimed", "asked", "evaluated", "recording", "told")
+#: The driver's states a test can kill it at (see :func:`mapping.design.study.run_design`; the ``finetune_`` ones:
+#: :func:`mapping.design.finetune.finetune_design`, after an optimizer step, inside and after a checkpoint's commit).
+KILL_POINTS = ("claimed", "asked", "evaluated", "recording", "told", "finetune_step", "finetune_saving",
+               "finetune_saved")
 _reached: dict = {}
 
 

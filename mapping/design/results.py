@@ -23,7 +23,8 @@ from .plots import plot_design
 from .spec import VERDICT_BPC_LOSS, DesignSpec, fmt_value
 
 __all__ = ["trials_table", "front_mask", "pareto_mask", "verdict", "write_results", "load_trials",
-           "VERDICT_BPC_LOSS", "MEASURED_COLUMNS", "fmt_value", "load_recheck", "RECHECK"]
+           "VERDICT_BPC_LOSS", "MEASURED_COLUMNS", "fmt_value", "load_recheck", "RECHECK", "FINETUNE",
+           "load_finetune"]
 
 RECHECK = "recheck.parquet"
 """The rescored front of a design folder (:func:`mapping.design.recheck.recheck_front` writes it)."""
@@ -40,6 +41,22 @@ def load_recheck(out: str | Path):
         return pd.read_parquet(p)
     except (OSError, ValueError) as exc:  # a cut or garbled file (pyarrow's errors are of these kinds)
         raise ValueError(f"{p} is damaged ({str(exc).splitlines()[0]}); delete it to rescore the front") from None
+
+
+FINETUNE = "finetune.json"
+"""The fine-tuned designs of a design folder and their sentence (:func:`mapping.design.finetune.finetune_front`)."""
+
+
+def load_finetune(out: str | Path, spec_hash: str):
+    """The fine-tune summary of a design folder for the study ``spec_hash`` (``DIR/finetune.json``), or None."""
+    p = Path(out) / FINETUNE
+    if not p.is_file():
+        return None
+    try:
+        ft = json.loads(p.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{p} is damaged ({exc}); delete it and rerun with --finetune") from None
+    return ft if isinstance(ft, dict) and ft.get("spec_hash") == spec_hash else None
 
 
 #: Columns that are measurements of the run, not functions of the trial.
@@ -316,6 +333,9 @@ def write_results(study, spec: DesignSpec, out: str | Path, *, T: int | None = N
         write_df(df[df["on_front"]].reset_index(drop=True), out / "front.parquet")
     recheck = load_recheck(out)
     v = verdict(df, spec, recheck)
+    ft = load_finetune(out, spec.spec_hash)
+    if ft is not None:  # the front's designs fine-tuned for their chips (mapping.design.finetune)
+        v["finetune"], v["text"] = ft["designs"], f"{v['text']} {ft['text']}"
     atomic_write_bytes(out / "report.json", json.dumps(v, indent=1, default=str).encode())
     atomic_write_bytes(out / "report.md", _report_md(spec, v, _with_recheck(df, recheck)).encode())
     if plots and len(df) and (df["state"] == "COMPLETE").any():

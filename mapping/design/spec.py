@@ -32,6 +32,10 @@ Layout (see ``examples/design-small.toml``)::
 
     [seeds]
     noise = 0                           # noise seed of every trial's chip run
+
+    [finetune]                          # optional: the budget of `oscsim design ... --finetune` (FinetuneSpec)
+    designs = 1                         # the verdict's design, then the next-lowest rescored losses
+    steps = 150
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from ..sweep.distributions import Distribution, parse_distribution
 from ..sweep.spec import (TokenSpec, base_config, canonical, check_field, check_spec_table, checkpoint_path,
                           config_with, is_int, normalise_value, token_spec)
 
-__all__ = ["Dimension", "Constraint", "DesignSpec", "load_design_spec", "design_spec_from_dict", "METRICS",
+__all__ = ["Dimension", "Constraint", "DesignSpec", "FinetuneSpec", "load_design_spec", "design_spec_from_dict", "METRICS",
            "SAMPLERS", "VERDICT_BPC_LOSS", "fmt_value"]
 
 #: Metrics a design is judged on: name -> (unit, lowest physically possible value). All are minimised.
@@ -62,7 +66,7 @@ METRICS = {
 }
 SAMPLERS = ("nsga2", "tpe")
 _TOP_KEYS = ("name", "checkpoint", "chip", "sampler", "seed", "trials", "population", "objectives", "constraints",
-             "tokens", "space", "seeds")
+             "tokens", "space", "seeds", "finetune")
 _OPS = ("<=", ">=")
 #: Fields that are not design choices the search may make: they choose what is reported (the GPU compared with,
 #: its precision and bound, the phase the headline reports). The periphery's precision is simulated by the chip
@@ -163,6 +167,78 @@ class Constraint:
 
 
 @dataclass(frozen=True, kw_only=True)
+class FinetuneSpec:
+    """The budget of ``oscsim design ... --finetune`` (``[finetune]``; :mod:`mapping.design.finetune`).
+
+    The defaults are the recipe of the bundled ``kuramoto-tiny-hwa`` and ``kuramoto-1m-hwa`` (150 steps of 16
+    windows of the model's length at lr 3e-4, warm-up steps // 10, phases at the rate the checkpoint was trained
+    with; docs/models.md).
+
+    Attributes
+    ----------
+    designs : int
+        Designs fine-tuned, in [1, 12] (the rescored front holds at most 12): the verdict's design, then the
+        rescored front's next-lowest losses.
+    steps : int
+        Optimizer steps, in [1, 1000000].
+    batch_size : int
+        Windows per step, in [1, 4096].
+    lr : float
+        Peak learning rate of AdamW, in (0, 1].
+    seq_len : int or None
+        Bytes per training window, >= 2 (None: the model's own ``seq_len``).
+    seed : int
+        Seed of the batches and of the surrogate's draws, in [0, 2**32 - 1].
+    checkpoint_every : int
+        Steps between checkpoints, >= 1 (an interrupted fine-tune resumes from the last).
+    phase_lr_scale : float or None
+        Multiple of ``lr`` for the phase parameters, > 0 (:class:`oscsim.train.loop.TrainConfig`); None: as the
+        checkpoint was trained (its ``train.phase_lr_scale``; none recorded, as ``kuramoto-tiny``, which predates
+        phase groups: phases trained like every other tensor).
+    """
+
+    designs: int = 1
+    steps: int = 150
+    batch_size: int = 16
+    lr: float = 3e-4
+    seq_len: int | None = None
+    seed: int = 0
+    checkpoint_every: int = 50
+    phase_lr_scale: float | None = None
+
+    def __post_init__(self):
+        for n, lo, hi in (("designs", 1, 12), ("steps", 1, 1_000_000), ("batch_size", 1, 4096),
+                          ("seed", 0, 2**32 - 1), ("checkpoint_every", 1, 1_000_000)):
+            v = getattr(self, n)
+            if not is_int(v) or not lo <= v <= hi:
+                raise ValueError(f"finetune.{n} must be an integer in [{lo}, {hi}], got {v!r}")
+        if self.seq_len is not None and (not is_int(self.seq_len) or not 2 <= self.seq_len <= 1_000_000):
+            raise ValueError(f"finetune.seq_len must be an integer in [2, 1000000] or 'none' (the model's), got "
+                             f"{self.seq_len!r}")
+        for n, hi in (("lr", 1.0), ("phase_lr_scale", 1e6)):
+            v = getattr(self, n)
+            if n == "phase_lr_scale" and v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= hi:
+                raise ValueError(f"finetune.{n} must be a number in (0, {hi:g}], got {v!r}")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def finetune_spec(table) -> FinetuneSpec:
+    """The :class:`FinetuneSpec` of a ``[finetune]`` table (unknown keys refused in one line)."""
+    if not isinstance(table, dict):
+        raise ValueError(f"[finetune] must be a table of budget = value, got {table!r}")
+    keys = [f.name for f in dataclasses.fields(FinetuneSpec)]
+    unknown = sorted(set(table) - set(keys))
+    if unknown:
+        raise ValueError(f"[finetune] has unknown key(s) {', '.join(unknown)}; valid: {', '.join(keys)}")
+    return FinetuneSpec(**{k: (None if k in ("seq_len", "phase_lr_scale") and v == "none" else v)
+                           for k, v in table.items()})
+
+
+@dataclass(frozen=True, kw_only=True)
 class DesignSpec:
     """A validated design search (see the module notes for the TOML layout).
 
@@ -183,6 +259,9 @@ class DesignSpec:
     population : int
         Trials asked, evaluated and told together; NSGA-II's population size.
     noise_seed : int
+    finetune : FinetuneSpec
+        The budget of ``--finetune`` (:mod:`mapping.design.finetune`); not part of :attr:`spec_hash` (it does not
+        change the trials).
     """
 
     name: str
@@ -197,8 +276,11 @@ class DesignSpec:
     trials: int = 24
     population: int = 8
     noise_seed: int = 0
+    finetune: FinetuneSpec = dataclasses.field(default_factory=FinetuneSpec)
 
     def __post_init__(self):
+        if not isinstance(self.finetune, FinetuneSpec):
+            raise ValueError(f"finetune must be a FinetuneSpec, got {type(self.finetune).__name__}")
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name must be a non-empty string, got {self.name!r}")
         if not isinstance(self.base, ChipConfig):
@@ -298,7 +380,8 @@ def design_spec_from_dict(data: dict, *, root: str | Path = ".") -> DesignSpec:
     return DesignSpec(name=data.get("name", "design"), checkpoint=ckpt, tokens=tokens, base=base, space=space,
                       objectives=tuple(objectives), constraints=tuple(Constraint.parse(c) for c in constraints),
                       sampler=data.get("sampler", "nsga2"), seed=data.get("seed", 0), trials=data.get("trials", 24),
-                      population=data.get("population", 8), noise_seed=seeds.get("noise", 0))
+                      population=data.get("population", 8), noise_seed=seeds.get("noise", 0),
+                      finetune=finetune_spec(data.get("finetune", {})))
 
 
 def load_design_spec(path: str | Path) -> DesignSpec:
