@@ -11,10 +11,12 @@
   not run in minutes.
 
 The chip is the default one (16-tile multiplexed ring macromodel, 65 nm) built for ``--T`` tokens
-(``context_tokens``) with ``[array] block = --block`` ('none': unblocked). Prints one JSON line.
+(``context_tokens``) with ``[array] block = --block`` ('none': unblocked), simulating the ``--phase`` pass
+(``[energy] phase``; decode: :mod:`mapping.backends.blocked_decode`). Prints one JSON line.
 
     .venv/bin/python benchmarks/long_context.py --mode model --T 1024 --block 256
     .venv/bin/python benchmarks/long_context.py --mode head --T 4096 --block 256
+    .venv/bin/python benchmarks/long_context.py --mode head --T 4096 --block 256 --phase decode
 """
 
 from __future__ import annotations
@@ -72,12 +74,19 @@ def head_error(model, x, cfg, *, layer: int, head: int, seed: int) -> dict:
     kh = lm.head_dim
     cols = slice(head * kh, (head + 1) * kh)
     sub = type(inp)(inp.theta[:, :, cols], np.ascontiguousarray(inp.A[:, head:head + 1]), inp.v[:, :, cols])
-    s = _head_settings(be.prepare(chip, layer), head)
+    prepared = be.prepare(chip, layer)
     runs = None if chip.schedule is None else chip.schedule.runs(layer)
     seeds = LayerSeeds.for_layer(seed, layer, None, None if runs is None else runs[:, head:head + 1])
     plan = block_plan(x.shape[1], cfg.array.block)
     t0 = time.perf_counter()
-    out = blocked_step(be.step, s, sub, seeds, plan)
+    if getattr(be, "decode_pass", False):
+        from mapping.backends.blocked_decode import blocked_decode_step
+        from mapping.backends.decode import decode_step
+
+        s = dataclasses.replace(prepared, phase=_head_settings(prepared.phase, head))
+        out = blocked_decode_step(s, sub, seeds, plan) if plan.blocked else decode_step(s, sub, seeds)
+    else:
+        out = blocked_step(be.step, _head_settings(prepared, head), sub, seeds, plan)
     wall = time.perf_counter() - t0
     ref = inp.va_closed_form[:, :, cols]
     rel, se = _jackknife_rel(out.va - ref, ref)
@@ -95,6 +104,7 @@ def main(argv=None) -> int:
     ap.add_argument("--layer", type=int, default=0)
     ap.add_argument("--head", type=int, default=0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--phase", choices=("prefill", "decode"), default="prefill", help="[energy] phase: the pass run")
     args = ap.parse_args(argv)
     import torch
     from oscsim.data import eval_windows, load_shakespeare
@@ -109,7 +119,9 @@ def main(argv=None) -> int:
     model.eval()
     x, y = eval_windows(load_shakespeare().split("valid"), args.T, max_windows=args.windows)
     cfg = ChipConfig(context_tokens=args.T, array=MultiplexedArray(tiles=16, block=block))
-    row = {"mode": args.mode, "checkpoint": args.checkpoint, "T": args.T, "block": block, "seed": args.seed}
+    cfg = cfg.replace(energy=dataclasses.replace(cfg.energy, phase=args.phase))
+    row = {"mode": args.mode, "phase": args.phase, "checkpoint": args.checkpoint, "T": args.T, "block": block,
+           "seed": args.seed}
     t0 = time.perf_counter()
     if args.mode == "head":
         row.update(layer=args.layer, head=args.head, **head_error(model, x, cfg, layer=args.layer, head=args.head,

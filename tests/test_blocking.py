@@ -163,7 +163,11 @@ def test_blocked_pass_events_by_hand():
                                                                                  k * 18, 2 * k * 8)
     assert (b["coup"], b["a_values"]) == (a["coup"], a["a_values"])  # every causal pair written once
     assert pass_events("kuramoto", **kw, block=10) == {**a, "accumulated": 0.0} and "accumulated" not in a
-    assert pass_events("kuramoto", **{**kw, "prefill": False}, block=4)["accumulated"] == 0  # decode: not blocked
+    d, du = pass_events("kuramoto", **{**kw, "prefill": False}, block=4), pass_events("kuramoto", **{**kw, "prefill": False})
+    r = (1 + 1 + 1 + 1 + 1 + 2 + 2 + 2 + 2 + 3) / 10  # decode: ⌈t/4⌉ rounds (1 at t = 0), mean over t = 0..9
+    assert (d["osc"], d["theta_in"], d["read"], d["gain"], d["accumulated"]) == pytest.approx(
+        (2 * k * (4.5 + r), k * (4.5 + r), 2 * k * r, k * r, 2 * k * (r - 1)))  # 4.5 keys on average
+    assert (d["coup"], d["a_values"], du["osc"]) == (du["coup"], du["a_values"], 2 * k * 5.5)
 
 
 def test_energy_and_latency_charge_the_blocks(model):
@@ -185,9 +189,19 @@ def test_energy_and_latency_charge_the_blocks(model):
     assert b["area_mm2"] < u["area_mm2"]  # tiles of 8 oscillators instead of 16
 
 
-def test_decode_on_a_blocked_chip_is_refused(model):
-    cfg = ChipConfig(array=MultiplexedArray(tiles=4, block=4))
-    with pytest.raises(ValueError, match="decode on a blocked chip is not modeled"):
-        compile(model, cfg.replace(energy=dataclasses.replace(cfg.energy, phase="decode")))
-    compile(model, cfg.replace(array=MultiplexedArray(tiles=4, block=T),
-                               energy=dataclasses.replace(cfg.energy, phase="decode")))  # trivial: not blocked
+def test_blocked_decode_energy_and_latency(model):
+    from mapping.energy import energy_report
+
+    def report(b):
+        cfg = ChipConfig(mismatch=False, array=MultiplexedArray(tiles=4, block=b))
+        return energy_report(compile(model, cfg.replace(energy=dataclasses.replace(cfg.energy, phase="decode"))), T)
+
+    u, b = report(None), report(4)
+    r = np.mean(np.maximum(1, -(-np.arange(T) // 4)))  # 2.125 key-block rounds per decoded token
+    assert b["timeline_s"]["rounds_per_layer"] == pytest.approx(r * u["timeline_s"]["rounds_per_layer"])
+    assert b["latency_per_token_s"] > u["latency_per_token_s"]
+    for term in ("injection_j", "readout_j", "dac_j"):  # the receiver injected, read and its gain set per round
+        assert b["breakdown"][term] > u["breakdown"][term], term
+    assert b["breakdown"]["coupler_programming_j"] == pytest.approx(u["breakdown"]["coupler_programming_j"],
+                                                                    rel=1e-12)
+    assert report(T)["energy_per_token_chip_j"] == u["energy_per_token_chip_j"]  # trivial blocking

@@ -32,7 +32,9 @@ per block: the increment of query block i carries i + 1 independent errors, each
 noise standard deviation grows as √(i + 1) against the unblocked chip's.
 
 :func:`block_plan` counts the blocks, rounds and tile size that the compiler, the resources and the energy read;
-:func:`mapping.backends.blocked.blocked_step` runs any Kuramoto backend's prefill ``step`` this way;
+:func:`mapping.backends.blocked.blocked_step` runs any Kuramoto backend's prefill ``step`` this way and
+:func:`mapping.backends.blocked_decode.blocked_decode_step` the decode pass (a token's keys in key blocks,
+⌈t/B⌉ rounds: :func:`decode_rounds`);
 :func:`mapping.energy.feasibility.infeasible_reason` says why a design does not fit.
 """
 
@@ -42,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BlockPlan", "block_plan"]
+__all__ = ["BlockPlan", "block_plan", "decode_rounds"]
 
 
 @dataclass(frozen=True)
@@ -105,9 +107,16 @@ class BlockPlan:
             read += nq
         return {"injected": inj, "couplers": cpl, "read": read, "accumulated": read - self.T}
 
+    @property
+    def mean_decode_rounds(self) -> float:
+        """Tile rounds of one decoded token under the blocked decode, mean over its positions t = 0..T−1:
+        ⌈t/B⌉ key blocks, at least 1 (:func:`decode_rounds`; 1 unblocked)."""
+        return float(decode_rounds(self.T, self.block).mean())
+
     def to_json(self) -> dict:
         return {"T": self.T, "block": self.block, "query_blocks": self.n_query_blocks,
-                "rounds_per_unit": self.rounds_per_unit, "tile_tokens": self.tile_tokens, **self.sizes()}
+                "rounds_per_unit": self.rounds_per_unit, "decode_rounds_mean": self.mean_decode_rounds,
+                "tile_tokens": self.tile_tokens, **self.sizes()}
 
 
 def block_plan(T: int, block: int | None) -> BlockPlan:
@@ -121,3 +130,13 @@ def block_plan(T: int, block: int | None) -> BlockPlan:
         return BlockPlan(T, None if block is None else int(block), ((0, T),))
     B = int(block)
     return BlockPlan(T, B, tuple((s, min(s + B, T)) for s in range(0, T, B)))
+
+
+def decode_rounds(T: int, block: int | None) -> np.ndarray:
+    """Tile rounds (T,) of each decoded token t = 0..T−1 under the blocked decode
+    (:mod:`mapping.backends.blocked_decode`): one per key block holding one of its keys u < t, ⌈t/B⌉, and one
+    for t = 0 (its receiver alone); all 1 unblocked (``block`` None or ≥ T)."""
+    t = np.arange(int(T))
+    if block is None or block >= T:
+        return np.ones(int(T), dtype=np.int64)
+    return np.maximum(1, -(-t // int(block)))

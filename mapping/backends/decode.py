@@ -44,6 +44,7 @@ from .base import Description, KuramotoInputs, KuramotoOutput
 from .kuramoto import increment_estimate
 from .phase import PhaseMacromodel, PhaseSettings, phase_settings
 from .phase_memory import HeldMemory, Reinjection, held_validity
+from .receivers import integrate_receivers
 from .registry import register
 
 __all__ = ["DecodeSettings", "PhaseDecode", "decode_settings", "decode_step", "integrate_receivers",
@@ -77,69 +78,6 @@ def decode_settings(chip, layer: int, **overrides) -> DecodeSettings:
                                  seed=int(rng.integers(2**63)), method="closed-form")
     return DecodeSettings(phase=ps, keys=key_memory(chip), write=write,
                           scores=score_stage(chip.config).prepare(chip, layer))
-
-
-def integrate_receivers(psi, coupling, eps, sigma, y0, *, t1: float, n_steps: int, harmonics, rng=None,
-                        dW=None, dW_src=None):
-    """Final phases (G, T) of receivers driven by free-running sources (see the module notes).
-
-    Parameters
-    ----------
-    psi : (G, T, T)
-        psi[g, t, u]: the start phase of source u as receiver t sees it [rad] (used where coupling ≠ 0).
-    coupling : (G, T, T)
-        C[g, t, u] [rad/cycle], gains included; the diagonal must be zero (no self-coupler).
-    eps : (G, T) residual angular frequencies of every oscillator [rad/cycle] (sources and receivers).
-    sigma : float or (G, T) noise intensity [rad/sqrt(cycle)].
-    y0 : (G, T) receivers' start phases [rad].
-    t1, n_steps : the window τ_s [cycles] and its steps.
-    harmonics : (M, 2) (a_m, b_m) of H.
-    rng : numpy.random.Generator, optional
-        Draws the receivers' increments (n_steps, G, T), then the sources' (n_steps, G, T), when σ > 0 and
-        ``dW``/``dW_src`` are not given.
-    dW, dW_src : (n_steps, G, T), optional
-        Brownian increments (variance dt) of the receivers and of the sources.
-    """
-    h = np.asarray(harmonics, dtype=np.float64).reshape(-1, 2)
-    G, T = y0.shape
-    dt = t1 / n_steps
-    sig = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (G, T))
-    noisy = bool(np.any(sig > 0))
-    if noisy:
-        if dW is None:
-            dW = rng.standard_normal((n_steps, G, T)) * np.sqrt(dt)
-        if dW_src is None:
-            dW_src = rng.standard_normal((n_steps, G, T)) * np.sqrt(dt)
-    # the sources' own motion at the step times: ε τ_k + σ W(τ_k), k = 0..n
-    tk = dt * np.arange(n_steps + 1)
-    move = eps[..., None] * tk  # (G, T, n+1)
-    if noisy:
-        walk = np.concatenate([np.zeros((1, G, T)), np.cumsum(dW_src, axis=0)]).transpose(1, 2, 0)
-        move = move + sig[..., None] * walk
-    Z = []
-    for m in range(1, h.shape[0] + 1):
-        if not np.any(h[m - 1]):
-            Z.append(None)
-            continue
-        P = coupling * np.exp(1j * m * psi)  # (G, t, u)
-        Z.append(P @ np.exp(1j * m * move))  # (G, t, n+1)
-
-    def drift(theta, k):
-        f = eps.copy()
-        for m, z in enumerate(Z, start=1):
-            if z is None:
-                continue
-            e = np.exp(-1j * m * theta) * z[..., k]
-            f += h[m - 1, 0] * e.imag + h[m - 1, 1] * e.real
-        return f
-
-    y = np.array(y0, dtype=np.float64)
-    for k in range(n_steps):
-        noise = sig * dW[k] if noisy else 0.0
-        f0 = drift(y, k)
-        pred = y + f0 * dt + noise
-        y = y + 0.5 * (f0 + drift(pred, k + 1)) * dt + noise
-    return y
 
 
 def _bank_sequence(ds: DecodeSettings, th_b, Aq_b, g_bank, bank: int, eps, sig, r0, rng):
@@ -260,6 +198,13 @@ class PhaseDecode(PhaseMacromodel):
 
     def step(self, prepared: DecodeSettings, inputs: KuramotoInputs, seeds: LayerSeeds) -> KuramotoOutput:
         return decode_step(prepared, inputs, seeds)
+
+    def blocked_step(self, prepared: DecodeSettings, inputs: KuramotoInputs, seeds: LayerSeeds, plan):
+        """The decode pass under the blocked schedule (:func:`mapping.backends.blocked_decode.blocked_decode_step`;
+        ``plan`` a blocked :class:`~mapping.backends.blocking.BlockPlan`)."""
+        from .blocked_decode import blocked_decode_step
+
+        return blocked_decode_step(prepared, inputs, seeds, plan)
 
     def attention_weights(self, chip, layer: int, prepared, theta, parts, seeds):
         """The softmax weights of the chip's score stage (:mod:`mapping.backends.scores`) with the decode keys."""

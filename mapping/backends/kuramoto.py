@@ -107,16 +107,18 @@ class KuramotoBackend(LayerBackend):
 
     def _step_scheduled(self, chip, prepared, inputs: KuramotoInputs, seeds):
         """The layer's step as the chip's schedule runs it: in blocks with ``[array] block`` < T
-        (:func:`mapping.backends.blocking.blocked_step`), else one network per unit."""
+        (:func:`mapping.backends.blocked.blocked_step`; a decode backend's ``blocked_step``,
+        :mod:`mapping.backends.blocked_decode`), else one network per unit."""
         from .blocking import block_plan
         from .blocked import blocked_step
 
         plan = block_plan(inputs.theta.shape[1], chip.config.array.block)
-        if plan.blocked and (getattr(self, "decode_pass", False) or not self.blockable):
-            raise ValueError(f"[array] block = {plan.block} (a blocked prefill schedule) is simulated on the phase "
-                             f"macromodel, amplitude and closed-form rungs' prefill pass; the {self.name} backend "
-                             f"runs {'the decode pass' if getattr(self, 'decode_pass', False) else 'whole tiles'}"
-                             f" (set block = 'none' or a block >= T = {plan.T})")
+        if plan.blocked and not self.blockable:
+            raise ValueError(f"[array] block = {plan.block} (the blocked schedule) is simulated on the phase "
+                             f"macromodel (prefill and decode), amplitude and closed-form rungs; the {self.name} "
+                             f"backend runs whole tiles (set block = 'none' or a block >= T = {plan.T})")
+        if plan.blocked and getattr(self, "decode_pass", False):  # the decode backend's own blocked pass
+            return self.blocked_step(prepared, inputs, seeds, plan)
         return blocked_step(self.step, prepared, inputs, seeds, plan)
 
     def attention_weights(self, chip, layer: int, prepared, theta, parts, seeds):

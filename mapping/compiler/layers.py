@@ -101,10 +101,10 @@ def _kuramoto_layers(model, config, draw: TileDraw, taps: int) -> list[LayerMap]
     T, k, h = config.context_tokens or mc.seq_len, mc.k, mc.n_heads
     plan = block_plan(T, config.array.block)
     Tt = plan.tile_tokens  # a tile's oscillators: T, or 2B blocked
-    if plan.blocked and config.energy.phase == "decode":
-        raise ValueError(f"[array] block = {plan.block} blocks the prefill pass (mapping.backends.blocking); decode "
-                         f"on a blocked chip is not modeled: set energy.phase = 'prefill' or block = 'none' (or a "
-                         f"block >= context T = {T})")
+    if plan.blocked and config.energy.phase == "decode" and config.decode.held:
+        raise ValueError(f"[array] block = {plan.block} with decode.keys = 'held': a held key stays in its own running "
+                         f"oscillator (T = {T} per unit), a blocked tile holds 2B = {plan.tile_tokens}; use "
+                         f"decode.keys = 'reinjected' or block = 'none' (or a block >= context T = {T})")
     kh = k // h
     banks = 2 if (mc.bound == "norm" and mc.value == "circular" and config.norm_reference == "chip") else 1
     if mc.value != "circular":

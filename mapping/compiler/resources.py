@@ -142,29 +142,37 @@ _EVENTS = {"kuramoto": _kuramoto_events, "ssa-pairwise": _ssa_pairwise_events,
            "ssa1d-collective": _ssa1d_collective_events}
 
 
-def _blocked(n: dict, kh: int, h: int, banks: int, block: int | None, T: int) -> dict:
-    """A Kuramoto prefill pass under the blocked schedule (:mod:`mapping.backends.blocking`): every block's
+def _blocked(n: dict, kh: int, h: int, banks: int, block: int | None, T: int, prefill: bool) -> dict:
+    """A Kuramoto pass under the blocked schedule (:mod:`mapping.backends.blocking`). Prefill: every block's
     oscillators run and are injected from SRAM (2B off the diagonal), its query phases are read and its receive
-    gains set; the couplers and coupler values are the unblocked ones (every causal pair written once); the
-    periphery adds ``accumulated`` block increments."""
+    gains set. Decode (:mod:`mapping.backends.blocked_decode`): the token at position t takes r(t) = ⌈t/B⌉ rounds
+    (at least 1; r̄ their mean over t), each injecting the receiver and reading it and setting its gain, the keys
+    injected once each (in their block's round). Both: the couplers and coupler values are the unblocked ones
+    (every causal pair written once); the periphery adds ``accumulated`` block increments."""
     from ..backends.blocking import block_plan
 
     plan = block_plan(T, block)
     if not plan.blocked:
         return {**n, "accumulated": 0.0}
-    z, k = plan.sizes(), h * kh
+    k = h * kh
+    if not prefill:  # the unblocked decode's (T + 1)/2 = keys + 1 receiver, here keys + r̄ receivers
+        r = plan.mean_decode_rounds
+        inj = (T + 1) / 2 - 1 + r
+        return {**n, "osc": banks * k * inj, "theta_in": k * inj, "read": banks * k * r, "gain": k * r,
+                "accumulated": banks * k * (r - 1)}
+    z = plan.sizes()
     return {**n, "osc": banks * k * z["injected"], "theta_in": k * z["injected"], "read": banks * k * z["read"],
             "gain": k * z["read"], "accumulated": banks * k * z["accumulated"]}
 
 
 _BLOCKED_EVENTS = {"kuramoto": _blocked}
-"""Layer kinds whose prefill pass the blocked schedule changes -> the change."""
+"""Layer kinds whose passes the blocked schedule changes -> the change."""
 
 
 def pass_events(kind: str, *, n_heads: int, head_dim: int, T: int, banks: int, taps: int, prefill: bool,
                 block: int | None = None) -> dict:
     """Cells and events of one layer per pass of the array (see the module notes); ``block``: the Kuramoto
-    prefill pass under the blocked schedule (``[array] block``; None: unblocked).
+    prefill or decode pass under the blocked schedule (``[array] block``; None: unblocked).
 
     Returns
     -------
@@ -179,6 +187,6 @@ def pass_events(kind: str, *, n_heads: int, head_dim: int, T: int, banks: int, t
     n = _EVENTS[kind](n_heads, head_dim, T, banks, taps, prefill)
     if block is None:  # the unblocked counts, as before blocking existed
         return n
-    if not prefill or kind not in _BLOCKED_EVENTS:
+    if kind not in _BLOCKED_EVENTS:
         return {**n, "accumulated": 0.0}
-    return _BLOCKED_EVENTS[kind](n, head_dim, n_heads, banks, block, T)
+    return _BLOCKED_EVENTS[kind](n, head_dim, n_heads, banks, block, T, prefill)

@@ -11,7 +11,8 @@ A pass of the array (prefill: a sequence's T tokens; decode: one new token) runs
 1. ``digital``: the periphery's work before and after the array (scores when digital, softmax, gates,
    rescaling) on ``[array] macs`` multiply-accumulate units at the periphery clock, two operations per MAC and
    cycle;
-2. its rounds (one on the spatial chip, ⌈units / tiles⌉ on a multiplexed one), each:
+2. its rounds (one on the spatial chip, ⌈units / tiles⌉ on a multiplexed one; times a unit's block rounds under
+   the blocked schedule, prefill n(n+1)/2, decode ⌈t/B⌉ for the token at t, mean over t), each:
    ``program`` (only in rounds where a tile takes a new coupling matrix: the coupler registers written one row
    per clock, :data:`mapping.energy.constants.ARRAY_ROWS_PER_CLOCK`), ``dac_settle`` (coupler and gain DACs
    settle to ½ LSB), ``injection`` (phases written by injection locking), ``settle`` (the coupled window
@@ -51,8 +52,11 @@ def pass_timeline(s, c) -> dict:
     ``sources``.
     """
     n, prefill, per, f0 = c.events, c.prefill, c.per, c.f0
+    plan = block_plan(s.shape.T, s.schedule.block)
     R = int(s.schedule.rounds_per_layer)
-    rows = block_plan(s.shape.T, s.schedule.block).tile_tokens if per > 1 else 1  # a tile's rows (2B blocked)
+    if plan.blocked and c.phase == "decode":  # a token's key-block rounds, mean over its positions
+        R = R // plan.rounds_per_unit * plan.mean_decode_rounds
+    rows = plan.tile_tokens if per > 1 else 1  # a tile's rows (2B blocked); decode programs one row
     f_read = n.read / max(prefill.read, 1.0)
     conv_per_adc = max(1, math.ceil(s.array.channels_per_adc * f_read)) * s.array.readout_samples
     w = {"program": rows / (ec.ARRAY_ROWS_PER_CLOCK.value * c.tech.f_clk),

@@ -188,9 +188,10 @@ class ScheduleFigures:
         The reference bank's units set their tile's receive-gain DACs to unity (a multiplexed Kuramoto chip:
         a tile serves both banks); the spatial chip's reference bank has no gain DACs.
     block : int or None
-        Block size of the blocked prefill schedule (``[array] block``, :mod:`mapping.backends.blocking`): its
-        pass events per block (:func:`mapping.compiler.resources.pass_events`) and a tile's 2B coupler rows;
-        ``rounds_per_layer`` then counts the block rounds. None: unblocked.
+        Block size of the blocked schedule (``[array] block``, :mod:`mapping.backends.blocking`): its pass events
+        per block (:func:`mapping.compiler.resources.pass_events`) and a tile's 2B coupler rows;
+        ``rounds_per_layer`` then counts the prefill block rounds (a decoded token's: ⌈t/B⌉, mean over its
+        positions, :func:`mapping.energy.latency.pass_timeline`). None: unblocked.
     """
 
     rounds_per_layer: int = 1
@@ -454,8 +455,9 @@ class ChipEnergySpec:
                                  f"(mapping.compiler.schedule); {L} layers"
                                  + (f"; blocked (B = {plan.block}): {plan.rounds_per_unit} block rounds per unit on "
                                     f"tiles of {plan.tile_tokens} oscillators, block-major "
-                                    f"(mapping.backends.blocking); the decode column is not blocked (a decoded "
-                                    f"token's keys charged as on one tile)" if plan.blocked else "")})
+                                    f"(mapping.backends.blocking); decode: a token's keys in key blocks, "
+                                    f"{plan.mean_decode_rounds:.4g} rounds per unit (ceil(t/B), mean over its "
+                                    f"positions; mapping.backends.blocked_decode)" if plan.blocked else "")})
 
 
 def _decode_figures(chip) -> DecodeFigures:
