@@ -154,3 +154,14 @@ def test_bad_finetune_values_are_refused_in_one_line(tmp_path, line, message):
         load_design_spec(p)
     text = str(info.value)
     assert message in text and "\n" not in text
+
+
+def test_a_model_without_a_chip_surrogate_is_refused_before_the_study(tmp_path, capsys):
+    from oscsim.cli import main
+
+    p = tmp_path / "s.toml"
+    p.write_text(BASE.replace('"kuramoto-tiny"', '"ssa1d-tiny"'))
+    assert main(["design", str(p), "--out", str(tmp_path / "d"), "--workers", "0", "--finetune"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--finetune trains through a Kuramoto chip's surrogate" in err and "\n" not in err
+    assert not (tmp_path / "d").exists()
