@@ -205,3 +205,19 @@ def test_blocked_decode_energy_and_latency(model):
     assert b["breakdown"]["coupler_programming_j"] == pytest.approx(u["breakdown"]["coupler_programming_j"],
                                                                     rel=1e-12)
     assert report(T)["energy_per_token_chip_j"] == u["energy_per_token_chip_j"]  # trivial blocking
+
+
+def test_blocked_sram_buffers_by_hand(model):
+    from mapping.energy.sram import sram_buffers
+
+    mc = dataclasses.asdict(model.config)
+    kw = dict(T=10, n_layers=2, n_heads=2, head_dim=4, banks=2, taps=1, coupler_bits=6, readout_bits=8,
+              precision="int16")
+    u, b = sram_buffers("kuramoto", "kuramoto", mc, **kw), sram_buffers("kuramoto", "kuramoto", mc, **kw, block=4)
+    # query blocks [0,4) [4,8) [8,10): their causal rows hold 1+2+3+4 = 10, 5+…+8 = 26, 9+10 = 19 softmax weights;
+    # the largest, 26 per head, against T(T+1)/2 = 55 unblocked, at 6 bits
+    assert (b["coupling"], u["coupling"]) == (2 * 26 * 6 / 8, 2 * 55 * 6 / 8)
+    # one block round's channels (2 per phase, 2 banks x 8 coordinates x B = 4, 8 bits) + the increment sums (int16)
+    assert (b["phases_out"], u["phases_out"]) == (2 * 2 * 8 * 4 + 2 * 8 * 10 * 2, 2 * 2 * 8 * 10)
+    assert all(b[key] == u[key] for key in ("weights", "keys", "phases_in", "activations"))
+    assert sram_buffers("kuramoto", "kuramoto", mc, **kw, block=10) == u

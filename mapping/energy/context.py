@@ -210,7 +210,8 @@ def _sram_traffic(s: ChipEnergySpec, lk: LayerEnergyModel, n: PassEvents, prefil
     p = s.periphery
     buffers = sram_buffers(sh.kind, sh.layer_kind, sh.model_config, T=sh.T, n_layers=sh.n_layers, n_heads=sh.n_heads,
                            head_dim=sh.head_dim, banks=sh.banks, taps=sh.taps, coupler_bits=s.array.coupler_bits,
-                           readout_bits=s.array.readout_bits, precision=p.digital_precision)
+                           readout_bits=s.array.readout_bits, precision=p.digital_precision,
+                           block=s.schedule.block)
     plan = sram_plan(buffers, tn, capacity_bytes=p.sram_max_bytes, weights=p.weights, macs=p.macs,
                      offchip=p.offchip, total_bytes=p.sram_bytes)
     off = plan.offchip_bytes
@@ -221,8 +222,9 @@ def _sram_traffic(s: ChipEnergySpec, lk: LayerEnergyModel, n: PassEvents, prefil
         w_bits_layer=cost["weights"] * wbytes * 8,
         w_reuse=s.workload.batch * (per if phase == PHASES[0] else 1),
         e_w=plan.e_local_bit if plan.local_bytes > 0 else ec.sram_j_per_bit(cost["weights"] * wbytes * sh.n_layers, tn),
-        e_a=ec.sram_j_per_bit(sh.n_heads * sh.T * sh.T * s.array.coupler_bits / 8, tn),
-        e_ph=ec.sram_j_per_bit(max(1.0, prefill.read) * 2 * s.array.readout_bits / 8, tn),
+        # the coupling buffer's macro: h T × T values, under the blocked schedule h × (a query block's rows) × T
+        e_a=ec.sram_j_per_bit(sh.n_heads * min(sh.T, s.schedule.block or sh.T) * sh.T * s.array.coupler_bits / 8, tn),
+        e_ph=ec.sram_j_per_bit(max(1.0, buffers["phases_out"]), tn),
         e_key=ec.sram_j_per_bit(2 * sh.n_heads * sh.head_dim * sh.T * wbytes, tn),
         key_bits=key_bits, a_bits=a_bits,
         a_loads=a_bits * s.schedule.matrix_load_factor,  # read once per (round, matrix) that programs tiles

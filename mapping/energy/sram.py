@@ -13,6 +13,16 @@ another):
 - ``phases_out``: one layer's converted channels (two per phase read) at the readout resolution;
 - ``activations``: the residual stream of a window in and out of a layer.
 
+Under the blocked schedule (``[array] block = B``, :mod:`mapping.backends.blocking`) the working buffers are
+what the schedule holds at once. Its rounds run query block by query block (the blocks (i, 0), …, (i, i) of
+every unit, then query block i + 1), so ``coupling`` holds the softmax rows of one query block, all heads:
+h · max_i Σ_{t ∈ I_i} (t + 1) values (h · T(T+1)/2 unblocked; a row's softmax needs its every key, so a query
+block's rows are the least the periphery can compute at once); ``phases_out`` one block round's converted
+channels (2 · banks · k · B) plus the layer's increment sums, banks · k · T at the digital precision (the
+periphery adds each block's estimates into them); ``phases_in`` stays the layer's k · T input phases (every
+block re-reads its keys' and queries' phases from it). The decode pass holds less (one row of couplings), so the
+prefill pass sizes the buffers.
+
 The die holds at most ``[energy] sram_max_bytes`` of SRAM (:func:`sram_plan`): buffers beyond it go to off-chip
 memory (``[energy] offchip``: HBM at [OCo17]'s 3.9 pJ/bit, the GPU's figure, or DDR at [Hor14]'s 20.3 pJ/bit),
 the stored keys first (they grow with the context), then the weights; the working buffers (coupling, phases,
@@ -43,6 +53,7 @@ from dataclasses import dataclass
 from hw_models.cacti import SramMacro, sram_macro
 from hw_models.technology import Figure, TechnologyNode
 
+from ..backends.blocking import block_plan
 from ..compiler.resources import pass_events
 from .constants import BYTES, OFFCHIP_MEMORY, SRAM_SOURCE
 from .ops import attention_cost, model_cost
@@ -76,7 +87,7 @@ def sram_leakage_w(sram_bytes: float, node: TechnologyNode) -> float:
 
 def sram_buffers(kind: str, layer_kind: str, model_config: dict, *, T: int, n_layers: int, n_heads: int,
                  head_dim: int, banks: int, taps: int, coupler_bits: int, readout_bits: int,
-                 precision: str) -> dict:
+                 precision: str, block: int | None = None) -> dict:
     """Bytes of each SRAM buffer of a chip (see the module notes) and ``total``.
 
     Parameters
@@ -90,6 +101,9 @@ def sram_buffers(kind: str, layer_kind: str, model_config: dict, *, T: int, n_la
         Resolutions (an analog coupler or readout is charged at 8 bits by the caller).
     precision : str
         The digital periphery's precision (a key of :data:`mapping.energy.constants.BYTES`).
+    block : int or None
+        ``[array] block`` of a Kuramoto chip: the working buffers of the blocked schedule (see the module notes);
+        None (or ≥ T): unblocked.
 
     Returns
     -------
@@ -107,6 +121,12 @@ def sram_buffers(kind: str, layer_kind: str, model_config: dict, *, T: int, n_la
         "phases_out": 2 * n["read"] * readout_bits / 8,
         "activations": 2 * att["io_elements"] * T * wb,
     }
+    plan = block_plan(T, block)
+    if plan.blocked and layer_kind == "kuramoto":
+        rows = max((q1 - q0) * (q0 + q1 + 1) // 2 for q0, q1 in plan.ranges)  # Σ_{t ∈ I_i} (t + 1)
+        out["coupling"] = n_heads * rows * coupler_bits / 8
+        k = n_heads * head_dim
+        out["phases_out"] = 2 * banks * k * plan.block * readout_bits / 8 + banks * k * T * wb
     out["total"] = sum(out.values())
     return out
 
