@@ -18,18 +18,19 @@ The tool's model of that design (everything sized from a source or said "assumed
   not model). The tool's resistive coupler stands in, 20 kΩ per level (its preset): a positive weight J > 0 a
   resistor R/J between node 0 of both rings (in phase); J < 0 two resistors 2R/|J| from node 0 of each ring
   to node 1 of the other (node 1 lags by π + π/7, so the pair pulls to anti-phase and the two offsets cancel);
-- settling: the circuit model (:func:`hw_models.ring_sim.simulate_ring_networks`) of five 4 × 4 King's-graph
-  instances with weights drawn from the five levels {−2, −1, 0, 1, 2} (assumed signed: the abstract gives only
-  their number), eight random ring-phase starts each, 200 cycles at T/100; the cycles until the binarised
-  phases (spin = sign cos(φ_i − φ_0)) reach the state they keep to the end, and that state's Ising energy
-  against the brute-force ground state;
+- settling: the circuit model (:func:`hw_models.ring_sim.simulate_ring_networks`) of 4 × 4 (and 8 × 8)
+  King's-graph instances with weights drawn from the five levels {−2, −1, 0, 1, 2} (assumed signed: the
+  abstract gives only their number), every ring enabled at the same phase and the rings' thermal noise breaking
+  the symmetry; the cycles until the phases lock (no ring moves by more than 0.2 rad over any later 10 cycles),
+  the cycles until the binarised phases (spin = sign cos(φ_i − φ_0)) keep their final state, how many rings
+  end near 0 or π, and the final spins' Ising energy against the brute-force ground state;
 - power per oscillator: the ring's supply power (circuit limit cycle) plus its share of a King's graph's
   couplers (4 per node: 8 neighbours, each coupler shared), each at the mean dissipation ⟨(V_a − V_b)²⟩/R of the
   settled simulation's couplers; [Moy22]'s figure is the whole chip over its nodes (readout and clocking in);
 - coupling resolution: the tool's ``coupling.bits`` = b gives 2^b − 1 non-zero magnitudes (and zero), the sign
   from the coupler's tap: five signed levels {0, ±1, ±2} need b = 2.
 
-    .venv/bin/python benchmarks/measured_chip.py        # the Markdown table of docs/devices.md (a few seconds)
+    .venv/bin/python benchmarks/measured_chip.py        # the Markdown table of docs/devices.md (about 10 s)
 
 References
 ----------
@@ -90,6 +91,7 @@ WIRE_UM = 5.0  # assumed: one stage-to-stage route in a compact ring
 KINGS_GRAPH_COUPLERS_PER_NODE = 4  # 8 neighbours, each coupler shared by its two rings
 R_UNIT_OHM = 20e3  # the tool's resistive coupler preset, one level
 LEVELS = (-2, -1, 0, 1, 2)  # assumed signed
+LOCK_WINDOW, LOCK_RAD = 10, 0.2  # locked: no ring's phase moves by more than 0.2 rad over any later 10 cycles
 
 
 def stage_load_f() -> dict:
@@ -154,8 +156,8 @@ def ground_energy(n: int, edges, J) -> float:
     return float(ising_energy(np.hstack([np.ones((len(s), 1), np.int8), s]), edges, J).min())
 
 
-def _spins_per_cycle(ts, v, vth: float) -> np.ndarray:
-    """Spins (cycles, R) from node-0 voltages v (S, R): sign cos(φ_r − φ_0) at each rising crossing of ring 0."""
+def _phases_per_cycle(ts, v, vth: float) -> np.ndarray:
+    """Phases φ_r − φ_0 [rad] (cycles, R) from node-0 voltages v (S, R), at each rising crossing of ring 0."""
     def rising(x):
         i = np.nonzero((x[:-1] < vth) & (x[1:] >= vth))[0]
         return ts[i] + (vth - x[i]) / (x[i + 1] - x[i]) * (ts[i + 1] - ts[i])
@@ -165,52 +167,71 @@ def _spins_per_cycle(ts, v, vth: float) -> np.ndarray:
     t0, per = cr[0][:m], np.diff(cr[0])[:m]
     ph = np.empty((m, v.shape[1]))
     for r, c in enumerate(cr):
-        nxt = c[np.searchsorted(c, t0)]
-        ph[:, r] = 2 * math.pi * (nxt - t0) / per
-    return np.where(np.cos(ph) >= 0, 1, -1)
+        ph[:, r] = 2 * math.pi * (c[np.searchsorted(c, t0)] - t0) / per
+    return ph
+
+
+def _last_true(x: np.ndarray) -> int:
+    """1 + the last index where ``x`` holds (0 if never)."""
+    i = np.nonzero(x)[0]
+    return int(i[-1]) + 1 if len(i) else 0
 
 
 def settle_instance(ring, rows: int, cols: int, seed: int, starts: int, n_cycles: int,
-                    steps_per_cycle: int) -> dict:
-    """One King's-graph instance on the circuit model from ``starts`` random phase patterns: the cycles until
-    each start's spins reach their final state (and keep it), each final energy, the ground energy and the
-    couplers' dissipation over the last 10 cycles, summed over couplers and averaged over starts [W]."""
+                    steps_per_cycle: int = 100) -> dict:
+    """One King's-graph instance on the circuit model, ``starts`` runs from the enable state (every ring at the
+    same phase, :func:`hw_models.ring.ring_initial_state`) with the rings' thermal noise
+    (:func:`hw_models.noise.node_noise_sigma`) breaking the symmetry, one noise seed per run.
+
+    Per run: ``lock_cycles``, the cycles until no ring's phase moves by more than :data:`LOCK_RAD` over any
+    later :data:`LOCK_WINDOW`-cycle window; ``spin_cycles``, until the binarised phases (spin = sign
+    cos(φ_i − φ_0)) keep their final state; ``binarised``, the fraction of rings with |cos(φ_i − φ_0)| > 0.9 at
+    the end; ``final_energy`` of the final spins. Also the ground energy (brute force, ≤ 25 rings; NaN beyond)
+    and the couplers' dissipation over the last 10 cycles, summed over couplers and averaged over runs [W]."""
     from hw_models.devices.registry import device_for
+    from hw_models.noise import node_noise_sigma
     from hw_models.ring import ring_initial_state
     from hw_models.ring_sim import simulate_ring_networks
 
     T = 1.0 / device_for(ring).frequency()
     net, edges, J, _ = kings_network(ring, rows, cols, seed)
     N, n = rows * cols, ring.n_stages
-    rng = np.random.default_rng(seed + 1)
-    y0 = np.stack([ring_initial_state(net, rng.integers(0, n, N)) for _ in range(starts)])
-    ts, ys = simulate_ring_networks([net] * starts, n_cycles * T, dt_s=T / steps_per_cycle, y0=y0, seed=seed)
-    cycles, final_e = [], []
+    y0 = np.stack([ring_initial_state(net)] * starts)
+    ts, ys = simulate_ring_networks([net] * starts, n_cycles * T, dt_s=T / steps_per_cycle, y0=y0,
+                                    sigma=node_noise_sigma(ring), seed=seed)
+    out = {"lock_cycles": [], "spin_cycles": [], "binarised": [], "final_energy": []}
     for g in range(starts):
-        s = _spins_per_cycle(ts, ys[:, g, ::n], 0.5 * ring.vdd_v)
-        changed = np.nonzero(~np.all(s == s[-1], axis=1))[0]
-        cycles.append(int(changed[-1]) + 1 if len(changed) else 0)
-        final_e.append(float(ising_energy(s[-1], edges, J)))
+        ph = _phases_per_cycle(ts, ys[:, g, ::n], 0.5 * ring.vdd_v)
+        step = np.abs(np.angle(np.exp(1j * (ph[LOCK_WINDOW:] - ph[:-LOCK_WINDOW])))).max(axis=1)
+        spins = np.where(np.cos(ph) >= 0, 1, -1)
+        out["lock_cycles"].append(_last_true(step > LOCK_RAD))
+        out["spin_cycles"].append(_last_true(~np.all(spins == spins[-1], axis=1)))
+        out["binarised"].append(float(np.mean(np.abs(np.cos(ph[-1])) > 0.9)))
+        out["final_energy"].append(float(ising_energy(spins[-1], edges, J)))
     tail = ys[ts >= ts[-1] - 10 * T]
-    p = sum(float(np.mean((tail[:, :, c.ring_a * n + c.node_a] - tail[:, :, c.ring_b * n + c.node_b]) ** 2))
-            / c.coupler.resistance_ohm for c in net.couplings)
-    return {"cycles": cycles, "final_energy": final_e, "ground_energy": ground_energy(N, edges, J),
-            "coupler_power_w": p, "n_edges": len(edges)}
+    out["coupler_power_w"] = sum(
+        float(np.mean((tail[:, :, c.ring_a * n + c.node_a] - tail[:, :, c.ring_b * n + c.node_b]) ** 2))
+        / c.coupler.resistance_ohm for c in net.couplings)
+    out["ground_energy"] = ground_energy(N, edges, J) if N <= 25 else float("nan")
+    out["n_edges"] = len(edges)
+    return out
 
 
-def settle(rows: int = 4, cols: int = 4, instances: int = 5, starts: int = 8, n_cycles: int = 200,
+def settle(rows: int = 4, cols: int = 4, instances: int = 3, starts: int = 4, n_cycles: int = 200,
            steps_per_cycle: int = 100) -> dict:
-    """Settling of ``instances`` King's-graph instances (seeds 0, 1, ...) of the sized ring (module notes).
-
-    Returns the cycles of every start (instances × starts), the fraction of starts ending at their instance's
-    ground state, the median and largest cycles, and the mean coupler dissipation per edge [W]."""
+    """Settling of ``instances`` King's-graph instances (seeds 0, 1, ...) of the sized ring (module notes): the
+    runs' lock and spin cycles (instances × starts), their medians and largest, the mean binarised fraction,
+    the fraction of runs ending at the ground state and their mean energy over it (NaN past 25 rings), and the
+    mean coupler dissipation per edge [W]."""
     ring = sized_ring()
     runs = [settle_instance(ring, rows, cols, k, starts, n_cycles, steps_per_cycle) for k in range(instances)]
-    cycles = [c for r in runs for c in r["cycles"]]
-    at_ground = [abs(e - r["ground_energy"]) < 1e-9 for r in runs for e in r["final_energy"]]
-    ratio = [e / r["ground_energy"] for r in runs for e in r["final_energy"]]
-    return {"cycles": cycles, "median_cycles": float(np.median(cycles)), "max_cycles": int(max(cycles)),
-            "ground_fraction": float(np.mean(at_ground)), "energy_ratio": float(np.mean(ratio)),
+    lock = [c for r in runs for c in r["lock_cycles"]]
+    spin = [c for r in runs for c in r["spin_cycles"]]
+    ratio = np.array([e / r["ground_energy"] for r in runs for e in r["final_energy"]])
+    return {"lock_cycles": lock, "spin_cycles": spin, "median_lock": float(np.median(lock)),
+            "max_lock": int(max(lock)), "median_spin": float(np.median(spin)), "max_spin": int(max(spin)),
+            "binarised": float(np.mean([b for r in runs for b in r["binarised"]])),
+            "ground_fraction": float(np.mean(np.abs(ratio - 1) < 1e-9)), "energy_ratio": float(np.mean(ratio)),
             "coupler_power_per_edge_w": sum(r["coupler_power_w"] for r in runs) / sum(r["n_edges"] for r in runs),
             "n_rings": rows * cols, "n_edges": runs[0]["n_edges"], "instances": instances, "starts": starts,
             "cycles_simulated": n_cycles}
@@ -253,7 +274,17 @@ def measured() -> dict:
             "coupling_levels": MEASURED["coupling_levels"][0], "settle_cycles_max": MEASURED["settle_cycles_max"][0]}
 
 
-def table(t: dict, m: dict) -> str:
+def _settling_row(st: dict, m: dict) -> str:
+    e = (f"; {st['ground_fraction']:.0%} end at the ground state, mean energy {st['energy_ratio']:.0%} of it"
+         if np.isfinite(st["energy_ratio"]) else "")
+    return (f"| settling, {st['n_rings']} rings | < {m['settle_cycles_max']} cycles (1,968 rings) | phases locked: "
+            f"median {st['median_lock']:.0f}, largest {st['max_lock']} cycles; spins final: median "
+            f"{st['median_spin']:.0f} ({st['instances']} instances × {st['starts']} runs; {st['binarised']:.0%} of "
+            f"rings binarised{e}) | {st['median_lock'] / m['settle_cycles_max']:.2f} (median lock) |")
+
+
+def table(t: dict, m: dict, large: dict | None = None) -> str:
+    """The Markdown table of docs/devices.md; ``large`` a :func:`settle` result of a larger graph (a row more)."""
     st = t["settling"]
     rows = [
         "| quantity | measured [Moy22] | tool (7-stage 65 nm ring, 1.2 V, minimum-size load, resistive couplers) "
@@ -267,22 +298,21 @@ def table(t: dict, m: dict) -> str:
         f"{t['energy_per_cycle_j'] * 1e15:.0f} fJ | {t['energy_per_cycle_j'] / m['energy_per_cycle_j']:.2f} |",
         f"| coupling resolution | {m['coupling_levels']} levels | coupling.bits = {t['coupling_bits']}: "
         f"{t['coupling_magnitudes']} magnitudes + 0, signed | — |",
-        f"| settling | < {m['settle_cycles_max']} cycles (1,968 nodes) | median {st['median_cycles']:.0f}, largest "
-        f"{st['max_cycles']} cycles ({st['instances']} instances × {st['starts']} starts, {st['n_rings']}-node "
-        f"King's graph; {st['ground_fraction']:.0%} end at the ground state, mean energy "
-        f"{st['energy_ratio']:.0%} of it) | "
-        f"{st['median_cycles'] / m['settle_cycles_max']:.2f} (median) |",
+        _settling_row(st, m),
     ]
+    if large is not None:
+        rows.append(_settling_row(large, m))
     return "\n".join(rows)
 
 
 def main() -> None:
     t, m = predictions(), measured()
-    print(table(t, m))
-    c = stage_load_f()
+    large = settle(8, 8, instances=2, starts=4, n_cycles=300)
+    print(table(t, m, large))
+    c, d = stage_load_f(), t["fo4"]
     print(f"\nstage load: next gates {c['gate_f'] * 1e15:.2f} fF + own drains {c['drain_f'] * 1e15:.2f} fF + "
-          f"{WIRE_UM:g} um wire {c['wire_f'] * 1e15:.2f} fF; settling cycles per start {t['settling']['cycles']}")
-    d = t["fo4"]
+          f"{WIRE_UM:g} um wire {c['wire_f'] * 1e15:.2f} fF; lock cycles per run {t['settling']['lock_cycles']} "
+          f"(4 x 4), {large['lock_cycles']} (8 x 8)")
     print(f"power = energy per cycle x frequency: {t['energy_per_cycle_j'] / m['energy_per_cycle_j']:.2f} x "
           f"{t['f0_hz'] / m['f_hz']:.1f} = {t['p_node_w'] / m['p_node_w']:.1f}; the card's FO4 stage delay "
           f"{d['card_s'] * 1e12:.1f} ps ({d['c_fo4_f'] * 1e15:.2f} fF) vs [SB17] 65 nm {d['sb17_s'] * 1e12:.1f} ps: "
