@@ -25,13 +25,10 @@ def _run_design(args) -> int:
         raise ValueError(f"--recheck-windows must be >= 0 (0: no rescoring), got {args.recheck_windows}")
     security = security_from_args(args)
     spec = load_design_spec(args.spec)  # every field and both ends of every range validated here
-    if args.finetune:  # refused before the study, not after it
-        from oscsim.train.checkpoint import read_config, resolve_checkpoint
+    if args.finetune:  # a model no chip surrogate trains is refused before the study, not after it
+        from ..design.finetune import check_finetune
 
-        kind = read_config(resolve_checkpoint(spec.checkpoint))["model"]
-        if kind != "kuramoto":
-            raise ValueError(f"--finetune trains through a Kuramoto chip's surrogate; the spec's checkpoint "
-                             f"{spec.checkpoint!r} is a {kind} model")
+        check_finetune(spec)
     if args.trials is not None:
         import dataclasses
 

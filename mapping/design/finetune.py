@@ -53,7 +53,8 @@ from pathlib import Path
 from .driver import DesignDirError, DriverLock, kill_point
 from .spec import VERDICT_BPC_LOSS, DesignSpec, FinetuneSpec
 
-__all__ = ["finetune_front", "finetune_candidates", "finetune_design", "score_pair", "FINETUNE_DIR", "summary_text"]
+__all__ = ["finetune_front", "finetune_candidates", "finetune_design", "score_pair", "check_finetune", "FINETUNE_DIR",
+           "summary_text"]
 
 FINETUNE_DIR = "finetune"
 _CKPT = "checkpoint"
@@ -81,7 +82,7 @@ def finetune_candidates(df, spec: DesignSpec, recheck=None) -> list[int]:
 def _key(spec: DesignSpec, trial: int, config_json: str, init_sha: str, seq_len: int) -> str:
     """SHA-256 of what decides a fine-tune's weights (a folder holding another is refused)."""
     payload = {"finetune": spec.finetune.to_dict(), "seq_len": seq_len, "trial": trial, "init_sha256": init_sha,
-               "config": json.loads(config_json), "checkpoint": spec.checkpoint}
+               "config": json.loads(config_json)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -109,8 +110,9 @@ def _commit(folder: Path, name: str, net, opt, info: dict) -> Path:
 
 
 def _last_state(folder: Path, key: str):
-    """(step, folder) of the last committed checkpoint of this fine-tune, (0, None) when none; leftovers of a
-    kill (``*.tmp``, superseded steps) removed; another fine-tune's folder refused."""
+    """(step, folder) of the last committed step checkpoint of this fine-tune, (0, None) when there is none and
+    (None, the final checkpoint) when it is finished; leftovers of a kill (``*.tmp``, superseded steps) removed;
+    another fine-tune's folder refused."""
     from oscsim.train.checkpoint import read_config
 
     for tmp in folder.glob("*.tmp"):
@@ -194,6 +196,26 @@ def finetune_design(spec: DesignSpec, folder: str | Path, trial: int, config_jso
     return folder / _CKPT
 
 
+def _surrogate(net, cfg):
+    """The ``fresh`` surrogate of ``net`` compiled on ``cfg`` (bound to ``net``); a one-line refusal where no
+    surrogate exists (:meth:`mapping.hwa.SurrogateSpec.from_chip`: a chip other than a Kuramoto one)."""
+    from ..compiler.build import compile as compile_chip
+    from ..hwa import ChipSurrogate
+
+    try:
+        return ChipSurrogate(compile_chip(net, cfg), mode="fresh").bind(net)
+    except ValueError as exc:
+        raise ValueError(f"--finetune trains through the chip's surrogate: {exc}") from None
+
+
+def check_finetune(spec: DesignSpec) -> None:
+    """Refuse, before a study, a spec whose checkpoint has no chip surrogate on its base chip."""
+    from ..model_io import load_model
+
+    model, _ = load_model(spec.checkpoint)
+    _surrogate(model, spec.base.replace(mismatch=False))
+
+
 def _surrogate_and_optimizer(net, config_json: str, ft: FinetuneSpec, trained_phase_scale):
     """The design's chip surrogate (compiled from the weights the fine-tune starts from), AdamW in the training
     loop's parameter groups (phases at ``ft.phase_lr_scale``, or the checkpoint's ``trained_phase_scale``), and the
@@ -202,15 +224,9 @@ def _surrogate_and_optimizer(net, config_json: str, ft: FinetuneSpec, trained_ph
 
     from oscsim.train.loop import TrainConfig, param_groups
 
-    from ..compiler.build import compile as compile_chip
     from ..config import config_from_dict
-    from ..hwa import ChipSurrogate
 
-    cfg = config_from_dict(json.loads(config_json))
-    try:
-        sur = ChipSurrogate(compile_chip(net, cfg), mode="fresh").bind(net)
-    except ValueError as exc:
-        raise ValueError(f"--finetune trains through the chip's surrogate: {exc}") from None
+    sur = _surrogate(net, config_from_dict(json.loads(config_json)))
     # the warm-up of `oscsim train --init`: a tenth of the steps, at most 100
     tcfg = TrainConfig(steps=ft.steps, batch_size=ft.batch_size, lr=ft.lr, seed=ft.seed,
                        warmup=min(TrainConfig().warmup, max(ft.steps // 10, 1)), eval_every=ft.checkpoint_every,
