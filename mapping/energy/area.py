@@ -22,8 +22,9 @@ the leakage its die area.
 - SRAM: the on-die buffers of :func:`mapping.energy.sram.sram_buffers` in CACTI 7 macros, up to ``[energy]
   sram_max_bytes`` (the rest off chip) and, with stationary weights, the MACs' local stores
   (:func:`mapping.energy.sram.sram_plan`);
-- digital periphery: ``[array] macs`` multiply-accumulate units at ``energy.digital_precision`` ([Hor14] areas)
-  × the periphery overhead.
+- digital periphery: ``[array] macs`` multiply-accumulate units at ``energy.digital_precision`` (the TSMC 45 nm
+  synthesised adder and multiplier areas printed beside Horowitz's energies in Hennessy & Patterson's Fig. 1.13,
+  :data:`mapping.energy.constants.ARITH_45NM_AREA_UM2`) × the periphery overhead.
 
 At another node than 65 nm every logic and mixed-signal cell (inverter, unit gate, detector, ADC, MAC) scales by
 the Stillmaker-Baas area table, latches and SRAM by the published bitcell areas, and the MOS capacitor density by
@@ -224,9 +225,9 @@ def chip_area(chip) -> dict:
                           "readout_channel": am.readout_um2, "gain_dac": am.gain_dac_um2, "mac": mac},
             "sources": {**am.sources, **scores["sources"],
                         "sram_mm2": f"{plan.source}; CACTI 7 macros: {_sram_source(plan.on_die_bytes, node)}",
-                        "periphery_mm2": f"{cfg.array.macs} {prec} MACs ([array] macs) x {mac:.4g} um^2 ([Hor14] 45 nm "
-                                         f"adder + multiplier areas, Stillmaker-Baas area table; recalled: check) x "
-                                         f"{ec.PERIPHERY_OVERHEAD.value:g} ({ec.PERIPHERY_OVERHEAD.source})"},
+                        "periphery_mm2": f"{cfg.array.macs} {prec} MACs ([array] macs) x {mac:.4g} um^2 "
+                                         f"({ec.MAC_AREA_SOURCE}) x {ec.PERIPHERY_OVERHEAD.value:g} "
+                                         f"({ec.PERIPHERY_OVERHEAD.source})"},
             "validity": f"first-order cell sums at {node.node_nm:g} nm (assumed layout figures at 65 nm"
                         + ("" if node.node_nm == 65 else ", carried by the Stillmaker-Baas area table and the bitcell "
                            "table: optimistic for analog cells") + "); not checked against a measured layout"}

@@ -16,9 +16,22 @@ References
         0.4 pJ, fp16 multiply 1.1 pJ, fp32 add 0.9 pJ, fp32 multiply 3.7 pJ; SRAM read of 64 bits from an
         8 kB / 32 kB / 1 MB array 10 / 20 / 100 pJ; DRAM read of 64 bits 1.3-2.6 nJ. The memory rows checked in
         a transcription of the table (github.com/CMU-SAFARI/sasiml, hw/energy_model.py: 10 / 20 / 100 pJ and
-        DRAM 1.3-2.6 nJ); the 64-bit access width is the table's memory heading, not printed there.
+        DRAM 1.3-2.6 nJ); the 64-bit access width is the table's memory heading, not printed there. The nine
+        arithmetic energies checked in the two reprints [HP19] and [Kim23] below.
+[HP19] J. L. Hennessy, D. A. Patterson, "Computer Architecture: A Quantitative Approach", 6th ed. (2019),
+        Fig. 1.13 (credited there to Azizi and Dally): [Hor14]'s arithmetic energies beside an area column in
+        um^2, 8b add 36, 16b add 67, 32b add 137, 16b FP add 1360, 32b FP add 4184, 8b mult 282, 32b mult 3495,
+        16b FP mult 1640, 32b FP mult 7700; its note: the areas are Design Compiler synthesis results at TSMC
+        45 nm, the FP units from the DesignWare library (not Horowitz's figures: his paper prints energies).
+        Read in a public transcription of the book found by the search tool; the same nine energies and areas
+        are Fig. 15 of [Kim23].
+[Kim23] S. Kim et al., "Full Stack Optimization of Transformer Inference: a Survey" (2023), Fig. 15 (right):
+        the same 45 nm energy and area table, citing Horowitz.
 [OCo17] M. O'Connor et al., "Fine-grained DRAM: energy-efficient DRAM for extreme bandwidth systems",
-        MICRO 2017: HBM2 access about 3.9 pJ/bit.
+        MICRO 2017: HBM2 3.9 pJ/bit (the label of Fig. 1a; the text of section 1 gives "approximately 3.97
+        pJ/bit", mostly on-die data movement and row activation, the I/O a small remainder, Fig. 1b), GDDR5
+        14.0 pJ/bit (Fig. 1a). Checked in the paper's text archived at github.com/899ms/ai-infra-book,
+        references/text/fgdram-micro17.txt.
 [Chen16] Y.-H. Chen, J. Emer, V. Sze, "Eyeriss: a spatial architecture for energy-efficient dataflow for
         convolutional neural networks", ISCA 2016: at 65 nm, relative to a 16-bit MAC: register file 1x,
         inter-PE 2x, global buffer (100-300 kB) 6x, DRAM 200x (the register-file cost of the operand delivery).
@@ -26,7 +39,13 @@ References
 [HoMH01] R. Ho, K. Mai, M. Horowitz, "The future of wires", Proc. IEEE 89, 490 (2001): on-chip wire
         capacitance about 0.2 fF/um, nearly independent of the node.
 [NV-A100], [NV-H100], [NV-H200] NVIDIA A100 / H100 / H200 datasheets and the H100 architecture whitepaper
-        (dense peaks, without sparsity; board power; HBM bandwidth; L2 size).
+        (dense peaks, without sparsity; board power; HBM bandwidth; L2 size). Checked in public transcriptions
+        the search tool shows: A100 SXM (glennklockwood.com/garden/processors/A100, from the datasheet: 312 / 624
+        sparse BF16, 19.5 FP32, 624 INT8 dense, 400 W, 2.039 TB/s for 80 GB HBM2e; L2 40 MB in a spec table,
+        thundercompute.com); H100 SXM (archive-lib.hpctech.co.jp, the datasheet's table: 1,979 BF16 and 3,958
+        INT8 with sparsity, half without, 67 FP32, 3,350 GB/s, 50 MB L2, 700 W); H200 (the same GH100 die and
+        compute, 4.8 TB/s HBM3e, 700 W: lzwjava.github.io and aiminingco.com spec pages). Process and core
+        voltage are not datasheet figures (the core voltage is assumed).
 [Lo23] H. Lo et al., Nature Electronics 6, 771 (2023): 65 nm, 1.2 V; the coupling weight is set by the number
         of activated transmission gates in the coupling cell.
 [Moy22] W. Moy et al., Nature Electronics 5, 310 (2022): 1,968 coupled rings, 65 nm, 42 mW.
@@ -45,7 +64,8 @@ from hw_models.layout import DEVICE_AREA
 from hw_models.technology import HOROWITZ_REFERENCE, REFERENCE_NODE, Figure, TechnologyNode
 
 __all__ = ["Figure", "COUPLER_WRITE_J_PER_BIT", "SRAM_SOURCE", "BYTES", "HOROWITZ_45NM",
-           "HOROWITZ_45NM_AREA_UM2", "PRECISIONS", "GPU_PRECISIONS", "GPUSpec", "GPUS", "REFERENCE_NODE", "at_node",
+           "ARITH_45NM_AREA_UM2", "MAC_AREA_SOURCE", "PRECISIONS", "GPU_PRECISIONS", "GPUSpec", "GPUS",
+           "REFERENCE_NODE", "at_node",
            "mac_energy_j", "op_energy_j", "OPERAND_DELIVERY", "CONTROL_OVERHEAD", "PERIPHERY_OP_SOURCE",
            "mac_area_um2", "sram_j_per_bit", "HBM_J_PER_BIT", "DDR_J_PER_BIT", "OFFCHIP_MEMORY", "SRAM_MAX_BYTES",
            "PERIPHERY_NODE_NM", "PERIPHERY_VDD_V",
@@ -66,14 +86,19 @@ HOROWITZ_45NM = {
 }
 PRECISIONS = tuple(HOROWITZ_45NM)
 BYTES = {"int8": 1, "int16": 2, "fp16": 2, "bf16": 2, "fp32": 4}
-#: [Hor14] the same slide's areas at 45 nm [um^2] (add, multiply); int16 multiply interpolated as b^2 between the
-#: 8- and 32-bit multipliers (282 * 4 = 1128, 3495 / 4 = 874: their mean), labelled as such. Recalled: CHECK.
-HOROWITZ_45NM_AREA_UM2 = {
+#: [HP19] Fig. 1.13's 45 nm areas [um^2] (add, multiply): Design Compiler synthesis at TSMC 45 nm, FP units from
+#: DesignWare, printed beside [Hor14]'s energies (the seven used here checked in [HP19] and [Kim23]). The
+#: table has no 16-bit integer multiplier: int16 multiply interpolated as b^2 between the 8- and 32-bit ones
+#: (282 * 4 = 1128, 3495 / 4 = 874: their mean, 1001), labelled as such; the 16-bit adder (67) is printed.
+ARITH_45NM_AREA_UM2 = {
     "int8": {"add": 36.0, "mul": 282.0},
     "int16": {"add": 67.0, "mul": 1001.0},
     "fp16": {"add": 1360.0, "mul": 1640.0},
     "fp32": {"add": 4184.0, "mul": 7700.0},
 }
+MAC_AREA_SOURCE = ("[HP19] Fig. 1.13 45 nm adder + multiplier areas (TSMC 45 nm synthesis; int16 multiplier "
+                   "interpolated as b^2 between the 8- and 32-bit ones), carried to the node by the Stillmaker-Baas "
+                   "area table")
 
 PERIPHERY_NODE_NM = Figure(REFERENCE_NODE.node_nm, "nm", "the ring chips' node [Lo23, Moy22, Ahm21]: every figure "
                                                           "assumed at 65 nm holds here")
@@ -135,11 +160,11 @@ PERIPHERY_OP_SOURCE = ("half a MAC of [Hor14] 45 nm, 0.9 V carried to the node b
 
 
 def mac_area_um2(precision: str, node: TechnologyNode = REFERENCE_NODE) -> float:
-    """Area of one multiply-accumulate unit [um^2]: [Hor14]'s 45 nm adder + multiplier carried to ``node`` by the
-    Stillmaker-Baas area table."""
-    if precision not in HOROWITZ_45NM_AREA_UM2:
+    """Area of one multiply-accumulate unit [um^2]: the 45 nm adder + multiplier of :data:`ARITH_45NM_AREA_UM2`
+    ([HP19]) carried to ``node`` by the Stillmaker-Baas area table."""
+    if precision not in ARITH_45NM_AREA_UM2:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-    t = HOROWITZ_45NM_AREA_UM2[precision]
+    t = ARITH_45NM_AREA_UM2[precision]
     return node.scale_area(t["mul"] + t["add"], HOROWITZ_REFERENCE)
 
 
@@ -155,13 +180,15 @@ SRAM_SOURCE = ("CACTI 7 (hw_models.cacti.sram_macro, the zigzag-dse wheel's bina
                "nearest node's figure carried by the Stillmaker-Baas energy ratio); writes charged as reads")
 
 # -- memory ---------------------------------------------------------------------------------------------------
-HBM_J_PER_BIT = Figure(3.9e-12, "J/bit", "[OCo17] HBM2 about 3.9 pJ/bit; used for HBM2e/HBM3/HBM3e too "
-                       "(assumed: no per-bit figure of the newer generations is cited here)")
+HBM_J_PER_BIT = Figure(3.9e-12, "J/bit", "[OCo17] HBM2 3.9 pJ/bit (Fig. 1a; section 1: about 3.97), checked in "
+                       "the paper's archived text; used for HBM2e/HBM3/HBM3e too (assumed: no per-bit figure of the "
+                       "newer generations is cited here)")
 
 DDR_J_PER_BIT = Figure(1.3e-9 / 64, "J/bit", "[Hor14] off-chip DRAM 1.3-2.6 nJ per access of the table's 64-bit "
                        "width, the lower end: 20.3 pJ/bit (the range checked in a transcription of the same table, "
                        "github.com/CMU-SAFARI/sasiml hw/energy_model.py, beside its 8 kB / 32 kB / 1 MB SRAM rows "
-                       "10 / 20 / 100 pJ; the per-bit split over 64 bits is this module's)")
+                       "10 / 20 / 100 pJ; the per-bit split over 64 bits is this module's; same order as [OCo17] "
+                       "Fig. 1a's GDDR5 14.0 pJ/bit)")
 OFFCHIP_MEMORY = {"hbm": HBM_J_PER_BIT, "ddr": DDR_J_PER_BIT}
 """``[energy] offchip`` -> energy per bit of the chip's off-chip memory (reads and writes alike; no background or
 refresh power, no interface latency)."""

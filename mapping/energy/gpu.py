@@ -3,8 +3,9 @@
 Same operations and bytes as the chip model, at the precision of the FLOP figure (``energy.gpu_precision``):
 
 - lower bound: FLOPs × TDP/peak at that precision + compulsory bytes (inputs, outputs, weights once per batch,
-  the K/V cache in decode) × physical energy per byte: on-chip SRAM ([Hor14] scaled to the GPU's node, an
-  optimistic rule there) when the working set fits in L2, HBM ([OCo17]) otherwise;
+  the K/V cache in decode) × physical energy per byte: on-chip SRAM (CACTI 7 at the GPU's node, carried below
+  CACTI's 22 nm by the Stillmaker-Baas fits, an optimistic rule there: :meth:`constants.GPUSpec.sram_j_per_bit`)
+  when the working set fits in L2, HBM ([OCo17] 3.9 pJ/bit) otherwise;
 - upper bound: the roofline at board power, TDP × (FLOPs / peak + bytes_eager / HBM bandwidth), with the
   eager traffic of an unfused implementation (every intermediate written and read once) and no overlap of
   compute and memory (so that it is never below the lower bound; the classical max form is reported as
