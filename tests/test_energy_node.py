@@ -65,6 +65,14 @@ def test_mac_areas_are_the_printed_45nm_table():
     assert "[HP19]" in ec.MAC_AREA_SOURCE and "[HP19]" in ec.__doc__ and "Design Compiler" in ec.__doc__
 
 
+def test_adc_fom_checked_against_the_survey_and_called_optimistic():
+    from hw_models.technology import figures_checked
+
+    (entry,) = figures_checked()["adc_fom_65nm_j_per_step"]
+    assert "ADC-survey" in entry["against"] and "median 30" in entry["against"]
+    assert "optimistic" in TechnologyNode(node_nm=65).adc_fom().source and "optimistic" in ec.ADC_FOM_J_PER_STEP.source
+
+
 def test_no_source_string_left_recalled():
     # every transcribed figure is checked against a shown source or says "assumed" with its reason (issue 32 item 5)
     import pathlib

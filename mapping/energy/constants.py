@@ -35,7 +35,8 @@ References
 [Chen16] Y.-H. Chen, J. Emer, V. Sze, "Eyeriss: a spatial architecture for energy-efficient dataflow for
         convolutional neural networks", ISCA 2016: at 65 nm, relative to a 16-bit MAC: register file 1x,
         inter-PE 2x, global buffer (100-300 kB) 6x, DRAM 200x (the register-file cost of the operand delivery).
-[Mur] B. Murmann, "ADC Performance Survey 1997-2024" (Walden figure of merit of published ADCs).
+[Mur] B. Murmann, "ADC Performance Survey 1997-2025" (Walden figure of merit of published ADCs;
+        github.com/bmurmann/ADC-survey, xls/ADCsurvey_latest.xlsx, read at commit ddf3c1bbba04).
 [HoMH01] R. Ho, K. Mai, M. Horowitz, "The future of wires", Proc. IEEE 89, 490 (2001): on-chip wire
         capacitance about 0.2 fF/um, nearly independent of the node.
 [NV-A100], [NV-H100], [NV-H200] NVIDIA A100 / H100 / H200 datasheets and the H100 architecture whitepaper
@@ -201,10 +202,12 @@ COUPLER_WRITE_J_PER_BIT = Figure(E_BIT_WRITE_J, "J/bit", "assumed: 10 fJ per cou
                                  "(a few fF of latch and local wiring at 1.2 V; the same figure as "
                                  "hw_models.energy.E_BIT_WRITE_J); the A values' trip from SRAM is in sram_j")
 ADC_FOM_J_PER_STEP = Figure(REFERENCE_NODE.adc_fom().value, "J/conversion-step",
-                            "hw_models.technology adc_fom at 65 nm (assumed: 5 fJ/step, a representative SAR ADC "
-                            "Walden FoM [Mur]); one conversion costs FoM * 2^bits")
-ADC_RATE_HZ = Figure(100e6, "conversions/s", "assumed: 100 MS/s SAR ADC at 65 nm [Mur]; the channels sharing one "
-                     "ADC ([array] channels_per_adc) are converted in turn")
+                            "hw_models.technology adc_fom at 65 nm (assumed, optimistic: 5 fJ/step; the [Mur] "
+                            "survey's 65 nm SARs at 20-500 MS/s, 50-65 dB span 6.3-88 fJ/step, median 30); one "
+                            "conversion costs FoM * 2^bits")
+ADC_RATE_HZ = Figure(100e6, "conversions/s", "assumed: 100 MS/s SAR ADC at 65 nm (the [Mur] survey's 65 nm SARs at "
+                     "50-65 dB SNDR run 22-330 MS/s); the channels sharing one ADC ([array] channels_per_adc) are "
+                     "converted in turn")
 PERIPHERY_CLOCK_HZ = Figure(500e6, "Hz", "assumed: clock of the 65 nm digital periphery and of the coupler-register "
                             "writes (a modest synthesised 65 nm clock)")
 ARRAY_ROWS_PER_CLOCK = Figure(1, "rows/cycle", "assumed: a tile's coupler registers are written like an SRAM, one "
