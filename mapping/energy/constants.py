@@ -33,8 +33,9 @@ References
         14.0 pJ/bit (Fig. 1a). Checked in the paper's text archived at github.com/899ms/ai-infra-book,
         references/text/fgdram-micro17.txt.
 [Chen16] Y.-H. Chen, J. Emer, V. Sze, "Eyeriss: a spatial architecture for energy-efficient dataflow for
-        convolutional neural networks", ISCA 2016: at 65 nm, relative to a 16-bit MAC: register file 1x,
-        inter-PE 2x, global buffer (100-300 kB) 6x, DRAM 200x (the register-file cost of the operand delivery).
+        convolutional neural networks", ISCA 2016, Table IV: at 65 nm, relative to a 16-bit MAC: register file
+        (0.5-1.0 kB) 1x, inter-PE 2x, global buffer (100-500 kB) 6x, DRAM 200x (the register-file cost of the
+        operand delivery). Checked in a public course-note transcription of the table found by the search tool.
 [Mur] B. Murmann, "ADC Performance Survey 1997-2025" (Walden figure of merit of published ADCs;
         github.com/bmurmann/ADC-survey, xls/ADCsurvey_latest.xlsx, read at commit ddf3c1bbba04).
 [HoMH01] R. Ho, K. Mai, M. Horowitz, "The future of wires", Proc. IEEE 89, 490 (2001): on-chip wire
