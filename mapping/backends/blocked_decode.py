@@ -31,9 +31,12 @@ write to the last token that reads it, T oscillators per unit, which a tile of 2
 **How it is computed.** Without key-side write errors (ideal injection) the sources' sum
 Z_{m,t}(τ_k) = Σ_u C_{t,u} e^{im φ_u(τ_k)} factors as g_t Σ_u [κ Q_c(A) (1 + δ)]_{t,u} e^{im φ_u(τ_k)}: the
 coordinates of a head whose units share a tile's mismatch (or with mismatch off) share the matrix, so their sums
-are one matrix product per (block, head, tile), the receive gain applied after (float64; equal to the per-unit
-complex product to rounding, tests/test_blocked_decode.py). With write errors the per-(t, u) key phases make each
-unit's matrix its own (:func:`mapping.backends.decode.integrate_receivers`).
+are one matrix product per (block, head, tile) over every step time at once (the keys free-run, so their
+phases are known before the receiver moves), the receive gain applied after; the harmonics of the keys' phases and
+the receivers' Heun steps are compiled (:func:`mapping.backends.receivers.fill_source_harmonics`,
+:func:`mapping.backends.receivers.receivers_heun`). Float64, equal to the per-unit complex product of
+:func:`mapping.backends.receivers.integrate_receivers` on the same draws to rounding (tests/test_blocked_decode.py).
+With write errors the per-(t, u) key phases make each unit's matrix its own (that product).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from .blocked import block_seeds
 from .blocking import BlockPlan, decode_rounds
 from .kuramoto import increment_estimate
 from .phase_memory import HeldMemory
-from .receivers import heun_receivers, integrate_receivers, source_motion
+from .receivers import fill_source_harmonics, heun_receivers, integrate_receivers, receivers_heun, source_motion
 
 __all__ = ["blocked_decode_step", "decode_block_positions", "decode_rounds"]
 
@@ -77,33 +80,29 @@ def _elements(s, nb: int, n_heads: int, kh: int):
     return cg, np.asarray(s.coupler_tile, dtype=np.int64)[:nb]
 
 
-def _source_sums(Cb, gain, E, eidx, phi, harm, kerr=None):
-    """Z_m (G_u, R, n+1) for the active harmonics ``harm`` of one (sequence, bank) block round.
+def _source_sums(Cb, E, eidx, phi, ms):
+    """Z (R, G_u, M', 2, n+1) of one (sequence, bank) block round: Σ_u M_{t,u} (cos, sin)(m φ_u(τ_k)) of every
+    coordinate's network for its matrix M = κ Q_c(A) (∘ its tile's mismatch), the receive gain not applied: one
+    product per (head, mismatch entry) for all the coordinates that share it.
 
-    Cb : (h, R, S) κ Q_c(A) of the block; gain : (h, k_h, R) receive gains; E, eidx : the block's mismatch
-    (L, R, S) and each coordinate's entry (h, k_h), or None; phi : (h, k_h, S, n+1) the keys' phases at the
-    step times; kerr : (h, k_h, R, S) key-side write errors or None (then one real product per (head, tile))."""
-    h, kh, S, n1 = phi.shape
-    R = Cb.shape[1]
-    if kerr is not None:  # each unit's own matrix (per-(t, u) key phases)
-        C = Cb[:, None] * gain[..., None] * (1.0 if E is None else E[eidx])
-        return [(C * np.exp(1j * m * kerr)).reshape(h * kh, R, S) @ np.exp(1j * m * phi).reshape(h * kh, S, n1)
-                for m in harm]
-    nm = len(harm)
-    X = np.empty((h, kh, S, nm, 2, n1))
-    for a, m in enumerate(harm):
-        X[..., a, 0, :], X[..., a, 1, :] = np.cos(m * phi), np.sin(m * phi)
-    Zr = np.empty((h, kh, R, nm, 2, n1))
+    Cb : (h, R, S); E, eidx : the block's mismatch (L, R, S) and each coordinate's entry (h, k_h), or None;
+    phi : (G_u, S, n+1) the keys' phases at the step times; ms : (M',) the active harmonics."""
+    h, R, S = Cb.shape
+    G, _, n1 = phi.shape
+    kh = G // h
+    nm = ms.size
+    X = np.empty((S, G, nm, 2, n1))
+    fill_source_harmonics(np.ascontiguousarray(phi), ms.astype(np.float64), X)
+    Z = np.empty((R, G, nm, 2, n1))
     w = nm * 2 * n1
     for hd in range(h):
         groups = [(None, np.arange(kh))] if E is None else [(e, np.flatnonzero(eidx[hd] == e))
                                                             for e in np.unique(eidx[hd])]
         for e, js in groups:
             M = Cb[hd] if e is None else Cb[hd] * E[e]
-            Xg = X[hd, js].transpose(1, 0, 2, 3, 4).reshape(S, js.size * w)
-            Zr[hd, js] = (M @ Xg).reshape(R, js.size, nm, 2, n1).transpose(1, 0, 2, 3, 4)
-    Zr *= gain[..., None, None, None]
-    return [(Zr[..., a, 0, :] + 1j * Zr[..., a, 1, :]).reshape(h * kh, R, n1) for a in range(nm)]
+            us = hd * kh + js
+            Z[:, us] = (M @ X[:, us].reshape(S, us.size * w)).reshape(R, us.size, nm, 2, n1)
+    return Z
 
 
 def _block_round(ds, th_b, Aq_b, g_bank, E, eidx, eps_all, sig_all, r0, rng, pos, *,
@@ -140,13 +139,19 @@ def _block_round(ds, th_b, Aq_b, g_bank, E, eidx, eps_all, sig_all, r0, rng, pos
     dW = rng.standard_normal((n, G, R)) * np.sqrt(dt) if noisy else None  # the draws of integrate_receivers
     dW_src = rng.standard_normal((n, G, S)) * np.sqrt(dt) if noisy else None
     move = source_motion(eps_s.reshape(G, S), ss, dt, n, dW_src)
-    phi = th_b[..., cols, None] + move.reshape(h, kh, S, n + 1)
-    active = [m for m in range(1, hm.shape[0] + 1) if np.any(hm[m - 1])]
-    sums = dict(zip(active, _source_sums(Cb, gain, Eb, eidx, phi, active,
-                                         None if kerr is None else kerr)))
-    Z = [sums.get(m) for m in range(1, hm.shape[0] + 1)]
-    return heun_receivers(Z, hm, eps_r.reshape(G, R), sr, y0.reshape(G, R), dt=dt, n_steps=n,
-                          dW=dW).reshape(h, kh, R)
+    phi = th_b[..., cols].reshape(G, S, 1) + move
+    ms = np.array([m for m in range(1, hm.shape[0] + 1) if np.any(hm[m - 1])], dtype=np.int64)
+    if kerr is not None:  # each unit's own matrix (per-(t, u) key phases)
+        C = Cb[:, None] * gain[..., None] * (1.0 if Eb is None else Eb[eidx])
+        P = [(C * np.exp(1j * m * kerr)).reshape(G, R, S) @ np.exp(1j * m * phi) for m in ms]
+        sums = dict(zip(ms.tolist(), P))
+        return heun_receivers([sums.get(m) for m in range(1, hm.shape[0] + 1)], hm, eps_r.reshape(G, R), sr,
+                              y0.reshape(G, R), dt=dt, n_steps=n, dW=dW).reshape(h, kh, R)
+    Z = _source_sums(Cb, Eb, eidx, phi, ms)
+    return receivers_heun(Z, np.ascontiguousarray(gain.reshape(G, R)), hm[ms - 1, 0].copy(), hm[ms - 1, 1].copy(),
+                          ms, np.ascontiguousarray(eps_r.reshape(G, R)), np.ascontiguousarray(sr),
+                          np.ascontiguousarray(y0.reshape(G, R)), dt, int(n),
+                          np.zeros((1, 1, 1)) if dW is None else dW, noisy).reshape(h, kh, R)
 
 
 def blocked_decode_step(ds, inp: KuramotoInputs, seeds: LayerSeeds, plan: BlockPlan, *,

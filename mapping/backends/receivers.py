@@ -5,9 +5,13 @@ a block of keys per round)."""
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
-__all__ = ["integrate_receivers", "source_motion", "heun_receivers"]
+import numba as nb
+import numpy as np
+from oscsim.engine._coupling import sincos
+
+__all__ = ["integrate_receivers", "source_motion", "heun_receivers", "fill_source_harmonics", "receivers_heun"]
 
 
 def integrate_receivers(psi, coupling, eps, sigma, y0, *, t1: float, n_steps: int, harmonics, rng=None,
@@ -91,3 +95,51 @@ def heun_receivers(Z, h, eps, sig, y0, *, dt: float, n_steps: int, dW=None):
         pred = y + f0 * dt + noise
         y = y + 0.5 * (f0 + drift(pred, k + 1)) * dt + noise
     return y
+
+
+@nb.njit(cache=True, nogil=True)
+def fill_source_harmonics(phi, ms, X):
+    """X[u, g, a, 0|1, :] = cos|sin(ms[a] φ[g, u, :]) for φ (G, S, n+1), ms (M',) float, X (S, G, M', 2, n+1),
+    with the engine's sincos (compiled)."""
+    for g in range(phi.shape[0]):
+        for u in range(phi.shape[1]):
+            for a in range(ms.shape[0]):
+                sincos(phi[g, u], X[u, g, a, 1], X[u, g, a, 0], ms[a])
+
+
+@nb.njit(cache=True, inline="always")
+def _drive(th, Z, g, t, k, ms, ha, hb):
+    """Σ_m a_m (c_m S_m − s_m C_m) + b_m (c_m C_m + s_m S_m) at phase ``th``, step time k (c_m, s_m: cos, sin(mθ) by
+    angle addition)."""
+    c1, s1 = math.cos(th), math.sin(th)
+    cm, sm, m, acc = c1, s1, 1, 0.0
+    for a in range(ms.shape[0]):
+        while m < ms[a]:
+            cm, sm, m = cm * c1 - sm * s1, sm * c1 + cm * s1, m + 1
+        C, S = Z[t, g, a, 0, k], Z[t, g, a, 1, k]
+        acc += ha[a] * (cm * S - sm * C) + hb[a] * (cm * C + sm * S)
+    return acc
+
+
+@nb.njit(cache=True, nogil=True)
+def receivers_heun(Z, rg, ha, hb, ms, omega, sig, y0, dt, n_steps, dW, noisy):
+    """Final phases (G, R) of receivers driven by precomputed source sums (compiled; the step of
+    :func:`heun_receivers`).
+
+    Z : (R, G, M', 2, n+1) Σ_u M_{t,u} (cos, sin)(m φ_u(τ_k)) per active harmonic ``ms`` (M',) int, without the
+    row gain; rg : (G, R) row (receive) gains; ha, hb : (M',) a_m, b_m; omega, sig, y0 : (G, R); dt : float;
+    n_steps : int; dW : (n_steps, G, R) (unused when not ``noisy``). Drift f = ω_t + g_t · :func:`_drive`;
+    predictor y + h f + σΔW, corrector y + ½ h (f + f(pred)) + σΔW (Heun when not ``noisy``)."""
+    R, G = Z.shape[0], Z.shape[1]
+    out = np.empty((G, R))
+    for g in range(G):
+        for t in range(R):
+            y = y0[g, t]
+            w, r = omega[g, t], rg[g, t]
+            for k in range(n_steps):
+                noise = sig[g, t] * dW[k, g, t] if noisy else 0.0
+                f0 = w + r * _drive(y, Z, g, t, k, ms, ha, hb)
+                f1 = w + r * _drive(y + f0 * dt + noise, Z, g, t, k + 1, ms, ha, hb)
+                y = y + 0.5 * (f0 + f1) * dt + noise
+            out[g, t] = y
+    return out

@@ -122,7 +122,9 @@ def sram_buffers(kind: str, layer_kind: str, model_config: dict, *, T: int, n_la
         "activations": 2 * att["io_elements"] * T * wb,
     }
     plan = block_plan(T, block)
-    if plan.blocked and layer_kind == "kuramoto":
+    # a layer kind the blocked schedule changes (mapping.compiler.resources: its blocks' increments are summed)
+    if plan.blocked and pass_events(layer_kind, n_heads=n_heads, head_dim=head_dim, T=T, banks=banks, taps=taps,
+                                    prefill=True, block=block)["accumulated"] > 0:
         rows = max((q1 - q0) * (q0 + q1 + 1) // 2 for q0, q1 in plan.ranges)  # Σ_{t ∈ I_i} (t + 1)
         out["coupling"] = n_heads * rows * coupler_bits / 8
         k = n_heads * head_dim
