@@ -3,7 +3,8 @@
 
 - ``--mode model``: whole-model BPC of the chip and of the closed form on the same windows of T tokens, the
   difference with its SE (:func:`mapping.simulation.simulate_report`), for a T where the whole model runs in
-  minutes on 2 cores.
+  minutes on 2 cores; the chip's tokens/s and the share of its wall time spent integrating the array's networks
+  (the engine in prefill, the receivers in decode).
 - ``--mode head``: one head of one layer: the chip's increment estimate v ⊙ a of that head (both banks, every
   coordinate) against the closed form's on the layer's own input (captured from the closed-form forward pass:
   the array's error alone, the digital periphery not applied), as the relative error
@@ -94,6 +95,29 @@ def head_error(model, x, cfg, *, layer: int, head: int, seed: int) -> dict:
             "kappa_tau": chip.config.kappa_tau}
 
 
+def _integration_timer() -> dict:
+    """Time spent integrating the array's networks ({"s": seconds}, summed as the run goes): the engine's calls
+    (prefill: :func:`mapping.backends.integrate.integrate_phase_product`) and the decode pass's receivers
+    (:func:`mapping.backends.decode._bank_sequence`, :func:`mapping.backends.blocked_decode.block_round`)."""
+    from mapping.backends import blocked_decode, decode, phase
+
+    acc = {"s": 0.0}
+
+    def timed(fn):
+        def wrapper(*a, **k):
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                acc["s"] += time.perf_counter() - t0
+        return wrapper
+
+    phase.integrate_phase_product = timed(phase.integrate_phase_product)
+    decode._bank_sequence = timed(decode._bank_sequence)
+    blocked_decode.block_round = timed(blocked_decode.block_round)
+    return acc
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=("model", "head"), default="head")
@@ -130,8 +154,11 @@ def main(argv=None) -> int:
         from mapping import compile
         from mapping.simulation.report import simulate_report
 
+        timer = _integration_timer()
         rep = simulate_report(compile(model, cfg), x, y, seed=args.seed, progress=False, measure_gpu=False,
                               warn=False)
+        row.update(tokens_per_s=rep.tokens_per_s, chip_wall_s=rep.chip_wall_s, integration_s=timer["s"],
+                   integration_share=timer["s"] / rep.chip_wall_s)
         row.update(bpc_chip=rep.bpc_chip, bpc_closed_form=rep.bpc_closed_form, bpc_difference=rep.bpc_difference,
                    bpc_difference_se=rep.bpc_difference_se, n_tokens=rep.n_tokens, backend=rep.backend,
                    energy_per_token_j=rep.energy_per_token_j, area_mm2=rep.area_mm2,

@@ -144,3 +144,14 @@ def test_held_keys_refused(model):
     with pytest.raises(ValueError, match="a held key stays in its own running oscillator"):
         compile(model, _decode(ChipConfig(array=SpatialArray(block=4), decode=HeldKeys())))
     compile(model, _decode(ChipConfig(array=SpatialArray(block=T), decode=HeldKeys())))  # trivial: not blocked
+
+
+@pytest.mark.parametrize("array", [MultiplexedArray(tiles=4), SpatialArray()])
+def test_unblocked_decode_shared_product_is_each_units_product(model, tokens, array):
+    chip = compile(model, _decode(ChipConfig(array=array)))  # ring macromodel: mismatch, trim residuals, noise
+    be = backend_for(chip, 0)
+    prepared = be.prepare(chip, 0, readout=None)
+    inp, _ = be.capture(model, tokens, 0)
+    fast, dense = (decode_step(prepared, inp, LayerSeeds(3), dense=d) for d in (False, True))
+    for x, y in ((fast.va, dense.va), (fast.a, dense.a)):
+        assert np.abs(x - y).max() <= 1e-12 * np.abs(y).max()

@@ -53,7 +53,7 @@ from .kuramoto import increment_estimate
 from .phase_memory import HeldMemory
 from .receivers import fill_source_harmonics, heun_receivers, integrate_receivers, receivers_heun, source_motion
 
-__all__ = ["blocked_decode_step", "decode_block_positions", "decode_rounds"]
+__all__ = ["blocked_decode_step", "block_round", "coupler_elements", "decode_block_positions", "decode_rounds"]
 
 
 def decode_block_positions(plan: BlockPlan, i: int, j: int):
@@ -68,7 +68,7 @@ def decode_block_positions(plan: BlockPlan, i: int, j: int):
     return slice(q0, q1), slice(k0, k1), slice(nk, nk + q1 - q0), slice(0, nk)
 
 
-def _elements(s, nb: int, n_heads: int, kh: int):
+def coupler_elements(s, nb: int, n_heads: int, kh: int):
     """The coupler mismatch as (E, index): E (L, Tt, Tt) and each unit's (bank, head, j) entry of it, or
     (None, None) without a coupler spread."""
     if s.coupler_gain is None:
@@ -105,7 +105,7 @@ def _source_sums(Cb, E, eidx, phi, ms):
     return Z
 
 
-def _block_round(ds, th_b, Aq_b, g_bank, E, eidx, eps_all, sig_all, r0, rng, pos, *,
+def block_round(ds, th_b, Aq_b, g_bank, E, eidx, eps_all, sig_all, r0, rng, pos, *,
                  dense: bool = False):
     """Receivers' final phases (h, k_h, R) of one (sequence, bank) in one block round. ``pos``: the block's
     (rows, cols, rpos, cpos) (:func:`decode_block_positions`); ``dense``: build each unit's matrix (the
@@ -196,7 +196,7 @@ def blocked_decode_step(ds, inp: KuramotoInputs, seeds: LayerSeeds, plan: BlockP
     th = theta.reshape(B, T, nh, kh).transpose(0, 2, 3, 1)  # (B, h, kh, T)
     Aq, g = program_kuramoto(A, v, n_heads=nh, coupling_q=s.coupling_q, gain_q=s.gain_q, row_scaled=s.row_scaled)
     gains = [g] + ([np.ones_like(g)] if s.reference_bank else [])
-    E, eidx = _elements(s, nb, nh, kh)
+    E, eidx = coupler_elements(s, nb, nh, kh)
     h0 = float(np.sum(np.asarray(s.harmonics, dtype=float)[:, 1]))
     kt = s.kappa * s.settle_cycles
     out = [np.zeros((B, T, k)) for _ in range(nb)]
@@ -218,7 +218,7 @@ def blocked_decode_step(ds, inp: KuramotoInputs, seeds: LayerSeeds, plan: BlockP
             for b in range(B):
                 rng = sequence_rng(blk.seed, PURPOSE["decode"], int(seq[b]), bank)
                 r0 = 0.0 if r_all is None else r_all[bank, b]
-                y1[bank, b] = _block_round(ds, th[b], Aq[b], gains[bank][b], E, None if eidx is None else eidx[bank],
+                y1[bank, b] = block_round(ds, th[b], Aq[b], gains[bank][b], E, None if eidx is None else eidx[bank],
                                            eps_all, sig_all, r0, rng, pos, dense=dense)
                 omg[bank, b] = eps_all[..., rpos]
                 if sig_rows is not None:

@@ -100,8 +100,13 @@ def _bank_sequence(ds: DecodeSettings, th_b, Aq_b, g_bank, bank: int, eps, sig, 
     return y1.reshape(h, kh, T)
 
 
-def decode_step(ds: DecodeSettings, inp: KuramotoInputs, seeds: LayerSeeds) -> KuramotoOutput:
-    """One Kuramoto layer's decode pass over a window (every receiver against its keys; see the module notes)."""
+def decode_step(ds: DecodeSettings, inp: KuramotoInputs, seeds: LayerSeeds, *, dense: bool = False) -> KuramotoOutput:
+    """One Kuramoto layer's decode pass over a window (every receiver against its keys; see the module notes).
+
+    Without per-(t, u) key errors (keys re-injected by ideal writes) the sources' sums are shared products
+    (:func:`mapping.backends.blocked_decode.block_round`: one product per (head, tile) over all step times, the
+    receivers' Heun compiled), equal to each unit's own complex product (:func:`integrate_receivers`, which
+    ``dense=True`` runs, the check) on the same draws to rounding; held keys and injected writes run the latter."""
     s = ds.phase
     theta, A, v = inp.theta, inp.A, inp.v
     B, T, k = theta.shape
@@ -119,13 +124,23 @@ def decode_step(ds: DecodeSettings, inp: KuramotoInputs, seeds: LayerSeeds) -> K
     y1 = np.empty((nb, B, nh, kh, T))
     omg = np.empty_like(y1)
     sig_all = None if np.ndim(s.sigma) == 0 else np.empty_like(y1)
+    shared = not dense and ds.write is None and isinstance(ds.keys, Reinjection)  # no per-(t, u) key error
+    if shared:
+        from .blocked_decode import block_round, coupler_elements
+
+        E, eidx = coupler_elements(s, nb, nh, kh)
+        whole = (slice(0, T),) * 4  # every receiver against every key (the couplers are causal, no self-coupler)
     for bank in range(nb):
         eps = zeros if s.freq_residual is None else s.freq_residual[bank][..., :T]
         sig = s.sigma if np.ndim(s.sigma) == 0 else np.asarray(s.sigma)[bank][..., :T]
         for b in range(B):
             rng = sequence_rng(seeds.seed, PURPOSE["decode"], int(seq[b]), bank)
             r0 = 0.0 if r_all is None else r_all[bank, b]
-            y1[bank, b] = _bank_sequence(ds, th[b], Aq[b], gains[bank][b], bank, eps, sig, r0, rng)
+            if shared:  # the same draws as _bank_sequence's: the receivers' increments, then the keys'
+                y1[bank, b] = block_round(ds, th[b], Aq[b], gains[bank][b], E, None if eidx is None else eidx[bank],
+                                          eps, sig, r0, rng, whole)
+            else:
+                y1[bank, b] = _bank_sequence(ds, th[b], Aq[b], gains[bank][b], bank, eps, sig, r0, rng)
             omg[bank, b] = eps
             if sig_all is not None:
                 sig_all[bank, b] = sig
