@@ -27,71 +27,17 @@ import dataclasses
 import json
 import time
 
-import numpy as np
-
-
-def _head_settings(s, head: int):
-    """The layer's phase settings restricted to one head (its oscillators' draws and its units' tiles)."""
-    sl = slice(head, head + 1)
-    ch = {"n_heads": 1}
-    if s.freq_residual is not None:
-        ch["freq_residual"] = s.freq_residual[:, sl]
-    if np.ndim(s.sigma):
-        ch["sigma"] = np.asarray(s.sigma)[:, sl]
-    if s.coupler_gain is not None:
-        if s.coupler_tile is not None:
-            ch["coupler_tile"] = np.asarray(s.coupler_tile)[:, sl]
-        else:
-            ch["coupler_gain"] = s.coupler_gain[:, sl]
-    if s.injection is not None:
-        inj = s.injection
-        ch["injection"] = lambda seq, T, seed: np.asarray(inj(seq, T, seed))[:, :, sl]
-    return dataclasses.replace(s, **ch)
-
-
-def _jackknife_rel(err, ref, block: int = 64):
-    """‖err‖/‖ref‖ over (tokens on axis 1) and its jackknife SE over blocks of ``block`` tokens."""
-    T = err.shape[1]
-    nb = T // block
-    e2 = np.array([np.sum(err[:, i * block:(i + 1) * block] ** 2) for i in range(nb)])
-    r2 = np.array([np.sum(ref[:, i * block:(i + 1) * block] ** 2) for i in range(nb)])
-    full = np.sqrt(e2.sum() / r2.sum())
-    loo = np.sqrt((e2.sum() - e2) / (r2.sum() - r2))
-    se = np.sqrt((nb - 1) / nb * np.sum((loo - loo.mean()) ** 2))
-    return float(full), float(se)
-
 
 def head_error(model, x, cfg, *, layer: int, head: int, seed: int) -> dict:
+    """The head-level error of the chip ``cfg`` (:func:`mapping.simulation.head.head_error`)."""
     from mapping import compile
-    from mapping.backends import backend_for
-    from mapping.backends.blocked import blocked_step
     from mapping.backends.blocking import block_plan
-    from mapping.seeds import LayerSeeds
+    from mapping.simulation.head import head_error as measure
 
     chip = compile(model, cfg)
-    be = backend_for(chip, layer)
-    inp, _ = be.capture(model, x, layer)
-    lm = chip.layers[layer]
-    kh = lm.head_dim
-    cols = slice(head * kh, (head + 1) * kh)
-    sub = type(inp)(inp.theta[:, :, cols], np.ascontiguousarray(inp.A[:, head:head + 1]), inp.v[:, :, cols])
-    prepared = be.prepare(chip, layer)
-    runs = None if chip.schedule is None else chip.schedule.runs(layer)
-    seeds = LayerSeeds.for_layer(seed, layer, None, None if runs is None else runs[:, head:head + 1])
-    plan = block_plan(x.shape[1], cfg.array.block)
-    t0 = time.perf_counter()
-    if getattr(be, "decode_pass", False):
-        from mapping.backends.blocked_decode import blocked_decode_step
-        from mapping.backends.decode import decode_step
-
-        s = dataclasses.replace(prepared, phase=_head_settings(prepared.phase, head))
-        out = blocked_decode_step(s, sub, seeds, plan) if plan.blocked else decode_step(s, sub, seeds)
-    else:
-        out = blocked_step(be.step, _head_settings(prepared, head), sub, seeds, plan)
-    wall = time.perf_counter() - t0
-    ref = inp.va_closed_form[:, :, cols]
-    rel, se = _jackknife_rel(out.va - ref, ref)
-    return {"rel_error": rel, "rel_error_se": se, "wall_s": wall, "backend": out.backend, "plan": plan.to_json(),
+    r = measure(chip, model, x, layer=layer, head=head, seed=seed)
+    return {"rel_error": r["head_error"], "rel_error_se": r["head_error_se"], "wall_s": r["head_wall_s"],
+            "backend": r["head_backend"], "plan": block_plan(x.shape[1], cfg.array.block).to_json(),
             "kappa_tau": chip.config.kappa_tau}
 
 

@@ -25,6 +25,9 @@ def _run_design(args) -> int:
         raise ValueError(f"--recheck-windows must be >= 0 (0: no rescoring), got {args.recheck_windows}")
     security = security_from_args(args)
     spec = load_design_spec(args.spec)  # every field and both ends of every range validated here
+    if args.finetune and spec.workloads is not None:
+        raise ValueError("--finetune trains a study's verdict design; a [workloads] study names one per workload "
+                         "(its crossover map): fine-tune a single-workload study of the cell instead")
     if args.finetune:  # a model no chip surrogate trains is refused before the study, not after it
         from ..design.finetune import check_finetune
 
@@ -32,7 +35,8 @@ def _run_design(args) -> int:
     if args.trials is not None:
         import dataclasses
 
-        spec = dataclasses.replace(spec, trials=args.trials)
+        spec = (dataclasses.replace(spec, trials=args.trials) if spec.workloads is None else  # per workload there
+                dataclasses.replace(spec, workloads=dataclasses.replace(spec.workloads, trials=args.trials)))
     if args.chip_set:  # the base chip's fields (a new base is a new study: its spec hash changes)
         import dataclasses
 
@@ -42,18 +46,22 @@ def _run_design(args) -> int:
     if not args.json:
         where = (f"on the Dask cluster at {args.scheduler}" if args.scheduler else
                  f"on {args.workers} local worker process(es)" if args.workers else "in this process")
-        print(f"oscsim design: {spec.name}: {spec.trials} trials ({spec.sampler}, seed {spec.seed}, population "
+        n = (f"{spec.trials} trials" if spec.workloads is None else
+             f"{len(spec.workloads.workloads())} workloads x {spec.workloads.trials} trials")
+        print(f"oscsim design: {spec.name}: {n} ({spec.sampler}, seed {spec.seed}, population "
               f"{spec.population}; spec {spec.spec_hash}) into {args.out} {where}", file=sys.stderr)
     progress = False if (args.json or args.no_progress) else None
     df = run_design(spec, args.out, workers=args.workers, scheduler=args.scheduler, storage=args.storage,
                     progress=progress, spec_text=Path(args.spec).read_text(), security=security)
-    if len(df) and not (df["state"] == "COMPLETE").any():
+    if len(df) and not df["state"].isin(["COMPLETE", "INFEASIBLE"]).any():
         first = df[df["error"].notna()].iloc[0] if df["error"].notna().any() else None
         why = "" if first is None else f"; the first (trial {int(first['trial'])}): {str(first['error'])[:300]}"
         print(f"oscsim design: every trial failed{why}", file=sys.stderr)
         return 1
     windows = default_recheck_windows(df, spec) if args.recheck_windows is None else args.recheck_windows
     bar = progress is not False and sys.stderr.isatty()
+    if spec.workloads is not None:  # the map judges each workload on its own trials' tokens (docs/design.md)
+        windows = 0
     if windows:
         from ..design.study import rewrite_results
 
@@ -73,6 +81,10 @@ def _run_design(args) -> int:
         print(json.dumps(report, indent=1))
     else:
         print(report["text"])
+        if spec.workloads is not None:
+            print(f"map {Path(args.out) / 'crossover.png'}, {Path(args.out) / 'crossover.parquet'}; tables "
+                  f"{Path(args.out) / 'trials.parquet'}; report {Path(args.out) / 'report.md'}")
+            return 0
         if args.finetune:
             print(f"fine-tuned checkpoints, each with its chip: {Path(args.out) / 'finetune'}/<trial>/")
         print(f"tables {Path(args.out) / 'trials.parquet'}, {Path(args.out) / 'front.parquet'}; report "

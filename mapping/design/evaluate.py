@@ -122,3 +122,86 @@ def static_metrics(config, model, T: int, *, checkpoint: str | None = None) -> d
     chip = compile_chip(model, config.replace(mismatch=False), checkpoint=checkpoint)
     return {"bpc_loss": math.nan, "bpc_loss_se": math.nan, "bpc_chip": math.nan, "bpc_closed_form": math.nan,
             **_energy_metrics(energy_report(chip, T)), "kind": chip.kind}
+
+
+#: The metrics that come from a design's measured fidelity (the rest are its static figures): what a trial of a
+#: workload study shares with one of the same :func:`mapping.design.workloads.fidelity_key`.
+FIDELITY_KEYS = ("bpc_loss", "bpc_loss_se", "bpc_chip", "bpc_closed_form", "n_tokens", "mean_layer_rel_error",
+                 "head_error", "head_error_se", "head_layer", "head_index", "fidelity_measure")
+
+
+def _no_fidelity() -> dict:
+    return {"bpc_loss": math.nan, "bpc_loss_se": math.nan, "bpc_chip": math.nan, "bpc_closed_form": math.nan,
+            "mean_layer_rel_error": math.nan, "head_error": math.nan, "head_error_se": math.nan}
+
+
+def evaluate_task(task: dict) -> dict:
+    """One trial of a workload study (:mod:`mapping.design.grid`), computed where the task runs; the row of
+    :func:`mapping.sweep.compute_point` with ``metrics_of=trial_metrics``.
+
+    ``task["measure"]``: 'model' (the chip run of the whole model, then the head-level error of ``task["head"]``
+    = [layer, head]), 'head' (the head-level error only, :func:`mapping.simulation.head.head_error`) or
+    'energy' (the compiled chip's energy report only: a design whose fidelity another trial measured).
+    ``fidelity_measure`` in the metrics says which was measured."""
+    import json
+    import time
+    import traceback
+
+    from ..sweep.point import _tokens, cached_model, compute_point
+
+    measure = task.get("measure", "model")
+    if measure == "model":
+        row = compute_point(task, metrics_of=trial_metrics)
+        if row["status"] != "ok":
+            return row
+    t0 = time.perf_counter()
+    try:
+        import torch
+
+        from ..compiler.build import compile as compile_chip
+        from ..config import config_from_dict
+        from ..energy import energy_report
+        from ..simulation.head import head_error
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            model, _ = cached_model(task["checkpoint"])
+            cfg = config_from_dict(task["config"])
+            chip = compile_chip(model, cfg, checkpoint=task["checkpoint"])
+            layer, head = task.get("head", (0, 0))
+            if measure == "model":
+                x, _ = _tokens(model, task["tokens"], cfg.context_tokens)
+                h = head_error(chip, model, x, layer=layer, head=head, seed=int(task["noise_seed"]))
+                m = row[METRICS_KEY]
+                m.update({k: v for k, v in h.items() if k not in ("head_backend", "head_wall_s")},
+                         fidelity_measure="model")
+                row["wall_s"] = float(row.get("wall_s", 0.0)) + time.perf_counter() - t0
+                return row
+            x, _ = _tokens(model, task["tokens"], cfg.context_tokens)
+            T = int(x.shape[1])
+            m = {**_no_fidelity(), **_energy_metrics(energy_report(chip, T)), "kind": chip.kind,
+                 "kappa_tau": math.nan if chip.settle_window_rad is None else float(chip.settle_window_rad)}
+            row = {"point_id": task["point_id"], "point_index": int(task["point_index"]), "status": "ok",
+                   "error": None}
+            if measure == "head":
+                h = head_error(chip, model, x, layer=layer, head=head, seed=int(task["noise_seed"]))
+                m.update({k: v for k, v in h.items() if k not in ("head_backend", "head_wall_s")},
+                         n_tokens=int(x.numel()), fidelity_measure="head")
+                row["chip_wall_s"] = float(h["head_wall_s"])
+            elif measure == "energy":
+                m["fidelity_measure"] = "energy"
+                row["chip_wall_s"] = 0.0
+            else:
+                raise ValueError(f"task measure must be 'model', 'head' or 'energy', got {measure!r}")
+            row[METRICS_KEY] = m
+        finally:
+            torch.set_num_threads(threads)
+    except Exception as exc:  # a failing trial is a result
+        tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        row = {"point_id": task["point_id"], "point_index": int(task["point_index"]), "status": "error",
+               "error": f"{type(exc).__name__}: {exc} | {''.join(tb[-3:]).strip()[-1500:]}", "chip_wall_s": None}
+    row["wall_s"] = time.perf_counter() - t0
+    row["config_json"] = json.dumps(task["config"], sort_keys=True)
+    row["spec_hash"] = task["spec_hash"]
+    return row

@@ -1,8 +1,9 @@
 """Results of a design search: the trials table, the front, the verdict, written into the design folder.
 
-- ``trials.parquet``: a row per trial in trial order: ``trial``, ``state`` (COMPLETE / FAIL / RUNNING), the
-  searched fields (dotted names), the objectives, ``feasible`` and one ``constraint: ...`` column per
-  constraint (its violation, ≤ 0 when met, relative to the bound), ``on_front``, every metric of
+- ``trials.parquet``: a row per trial in trial order: ``trial``, ``state`` (COMPLETE / FAIL / RUNNING; INFEASIBLE:
+  not simulated because it cannot be printed, in a workload study), the searched fields (dotted names), the
+  objectives, ``feasible`` (complete, every constraint met and no ``infeasible_reason``) and one
+  ``constraint: ...`` column per constraint (its violation, ≤ 0 when met, relative to the bound), ``on_front``, every metric of
   :func:`mapping.design.evaluate.trial_metrics`, ``error``, ``same_as`` (the earlier trial of the same design
   whose result was copied rather than recomputed), ``config_json`` (the full chip config), the
   measured ``wall_s`` / ``chip_wall_s`` (not functions of the trial) and ``spec_hash``.
@@ -101,10 +102,14 @@ def trials_table(study, spec: DesignSpec):
     for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
         ua = t.user_attrs
         m = ua.get("metrics") or {}
-        row = {"trial": t.number, "state": t.state.name, **{f: t.params.get(f) for f in spec.fields}}
+        # a design that cannot be printed, not simulated (a workload study, mapping.design.grid): INFEASIBLE
+        state = "INFEASIBLE" if ua.get("not_simulated") else t.state.name
+        row = {"trial": t.number, "state": state, **{f: t.params.get(f) for f in spec.fields}}
         row.update({o: m.get(o, math.nan) for o in spec.objectives})
         cons = ua.get("constraints")
-        row["feasible"] = bool(t.state.name == "COMPLETE" and cons is not None and all(c <= 0 for c in cons))
+        # feasible: complete, every constraint met, and printable (no infeasible_reason: the die within its limit)
+        row["feasible"] = bool(t.state.name == "COMPLETE" and cons is not None and all(c <= 0 for c in cons)
+                               and m.get("infeasible_reason") is None)
         for i, c in enumerate(spec.constraints):
             row[f"constraint: {c}"] = cons[i] if cons is not None else math.nan
         row.update({k: v for k, v in m.items() if k not in row})

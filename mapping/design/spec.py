@@ -64,9 +64,13 @@ METRICS = {
     "area_mm2": ("mm^2", 0.0),                 # the die (mapping.energy.chip_area)
     "latency_per_token_s": ("s/token", 0.0),   # the schedule's windows per token (mapping.energy.latency)
 }
+#: Objectives a spec does not name but a workload's sub-study may use: one head's relative increment error
+#: (mapping.simulation.head) stands for bpc_loss where only the head-level error is measured
+#: (mapping.design.workloads).
+SUB_STUDY_METRICS = {"head_error": ("relative", 0.0)}
 SAMPLERS = ("nsga2", "tpe")
 _TOP_KEYS = ("name", "checkpoint", "chip", "sampler", "seed", "trials", "population", "objectives", "constraints",
-             "tokens", "space", "seeds", "finetune")
+             "tokens", "space", "seeds", "finetune", "workloads")
 _OPS = ("<=", ">=")
 #: Fields that are not design choices the search may make: they choose what is reported (the GPU compared with,
 #: its precision and bound, the phase the headline reports). The periphery's precision is simulated by the chip
@@ -262,6 +266,9 @@ class DesignSpec:
     finetune : FinetuneSpec
         The budget of ``--finetune`` (:mod:`mapping.design.finetune`); not part of :attr:`spec_hash` (it does not
         change the trials).
+    workloads : WorkloadGrid or None
+        A grid of workloads searched one sub-study each (:mod:`mapping.design.workloads`); None: one workload,
+        the base chip's.
     """
 
     name: str
@@ -277,6 +284,7 @@ class DesignSpec:
     population: int = 8
     noise_seed: int = 0
     finetune: FinetuneSpec = dataclasses.field(default_factory=FinetuneSpec)
+    workloads: object = None
 
     def __post_init__(self):
         if not isinstance(self.finetune, FinetuneSpec):
@@ -291,7 +299,7 @@ class DesignSpec:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ValueError(f"field(s) {', '.join(dup)} appear twice in [space]")
-        if not self.objectives or any(o not in METRICS for o in self.objectives):
+        if not self.objectives or any(o not in METRICS and o not in SUB_STUDY_METRICS for o in self.objectives):
             raise ValueError(f"objectives must be a non-empty list of {', '.join(METRICS)}; got {list(self.objectives)}")
         if len(set(self.objectives)) != len(self.objectives):
             raise ValueError(f"objectives repeat a metric: {list(self.objectives)}")
@@ -333,6 +341,8 @@ class DesignSpec:
                    "objectives": list(self.objectives), "constraints": [str(c) for c in self.constraints],
                    "sampler": self.sampler, "seed": self.seed, "population": self.population,
                    "noise_seed": self.noise_seed}
+        if self.workloads is not None:  # absent otherwise: the hashes of specs without a grid are unchanged
+            payload["workloads"] = self.workloads.to_json()
         return hashlib.sha256(canonical(payload).encode()).hexdigest()[:16]
 
     @property
@@ -377,11 +387,20 @@ def design_spec_from_dict(data: dict, *, root: str | Path = ".") -> DesignSpec:
     if not isinstance(objectives, list) or not isinstance(constraints, list):
         raise ValueError("objectives and constraints must be lists")
     ckpt = checkpoint_path(data.get("checkpoint", "kuramoto-tiny"), root)
+    for m in (*objectives, *(c if isinstance(c, str) else "" for c in constraints)):
+        if isinstance(m, str) and m.strip().startswith("head_error"):
+            raise ValueError("head_error is not an objective or constraint of a spec: a [workloads] study puts it in "
+                             "bpc_loss's place where only the head-level error is measured")
+    grid = None
+    if "workloads" in data:
+        from .workloads import parse_workloads
+
+        grid = parse_workloads(data["workloads"], base, [d.field for d in space])
     return DesignSpec(name=data.get("name", "design"), checkpoint=ckpt, tokens=tokens, base=base, space=space,
                       objectives=tuple(objectives), constraints=tuple(Constraint.parse(c) for c in constraints),
                       sampler=data.get("sampler", "nsga2"), seed=data.get("seed", 0), trials=data.get("trials", 24),
                       population=data.get("population", 8), noise_seed=seeds.get("noise", 0),
-                      finetune=finetune_spec(data.get("finetune", {})))
+                      finetune=finetune_spec(data.get("finetune", {})), workloads=grid)
 
 
 def load_design_spec(path: str | Path) -> DesignSpec:

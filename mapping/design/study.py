@@ -260,7 +260,7 @@ def _task(spec: DesignSpec, number: int, params: dict, config: dict) -> dict:
 
 #: The user attributes every told trial carries, each written (None where it has none) so that a trial told
 #: again after a kill between two of its writes holds nothing of the earlier attempt.
-_RESULT_KEYS = ("config_json", "metrics", "constraints", "error", "same_as", "measured")
+_RESULT_KEYS = ("config_json", "metrics", "constraints", "error", "same_as", "measured", "not_simulated")
 
 
 def _finish(spec: DesignSpec, study, number: int, result: dict) -> None:
@@ -272,7 +272,7 @@ def _finish(spec: DesignSpec, study, number: int, result: dict) -> None:
         study.oscsim_study_id, number))
     result = dict(result)
     m = result.get("metrics")
-    values = [m[o] for o in spec.objectives] if m is not None else None
+    values = [m[o] for o in spec.objectives] if m is not None and not result.get("not_simulated") else None
     if values is not None and not all(math.isfinite(v) for v in values):
         result["error"] = f"non-finite objective(s) {dict(zip(spec.objectives, values))}"
         values = None
@@ -349,6 +349,8 @@ def _run_design(spec: DesignSpec, out: Path, workers: int, dask, storage, progre
     from .results import write_results
 
     model = _model(spec.checkpoint)
+    if spec.workloads is not None:  # a sub-study per workload (mapping.design.grid)
+        return _run_grid(spec, out, workers, dask, storage, progress, spec_text, pool, model)
     T = _window(spec, model)
     check_space(spec, model)  # before any trial, and before the folder is made
     url = storage_url(out, storage)
@@ -370,6 +372,46 @@ def _run_design(spec: DesignSpec, out: Path, workers: int, dask, storage, progre
             if storage:
                 _release(study)
             return write_results(study, spec, out, T=T)
+
+
+def _ops():
+    """This module's steps, handed to a workload study (:class:`mapping.design.grid.StudyOps`)."""
+    from .grid import StudyOps
+
+    return StudyOps(open_study=_open_study, ask=_ask, finish=_finish, acquire=_acquire,
+                    row_metrics=tuple(ROW_METRICS), measured=_MEASURED)
+
+
+def _run_grid(spec: DesignSpec, out: Path, workers: int, dask, storage, progress, spec_text, pool, model):
+    """:func:`_run_design` of a spec with ``[workloads]``: each workload's space probed, its sub-study opened in
+    the same storage, the rounds of :func:`mapping.design.grid.grid_loop`, the crossover map written."""
+    from .grid import grid_loop, workload_spec, workload_studies, write_grid_results
+
+    for w in spec.workloads.workloads():
+        try:
+            check_space(workload_spec(spec, w), model)
+        except ValueError as exc:
+            raise ValueError(f"workload {w.id}: {exc}") from None
+    url = storage_url(out, storage)
+    out.mkdir(parents=True, exist_ok=True)
+    with DriverLock(out):
+        _prepare(spec, out, url, spec_text)
+        study = _open_study(spec, url)  # the parent: its spec hash guards the folder, its driver record the storage
+        with storage_errors(redact(url)):
+            subs = workload_studies(spec, url, _ops())
+            if storage:
+                _acquire(study)
+            kill_point("claimed")
+            try:
+                grid_loop(spec, subs, workers, dask, study if storage else None, progress, pool, model, _ops())
+            except KeyboardInterrupt:
+                n = sum(t.state.is_finished() for _, _, s in subs for t in s.get_trials(deepcopy=False))
+                print(f"oscsim design: {n} of {len(subs) * spec.workloads.trials} trials are saved in {out} (rerun "
+                      f"the same command to resume)", file=sys.stderr)
+                raise
+            if storage:
+                _release(study)
+            return write_grid_results(spec, subs, out)
 
 
 def _loop(spec: DesignSpec, study, workers: int, dask, shared: bool, progress, pool) -> None:
@@ -500,4 +542,8 @@ def rewrite_results(spec: DesignSpec, out: str | Path, *, storage: str | None = 
     url = storage_url(Path(out), storage)
     study = _open_study(spec, url)
     with storage_errors(redact(url)):
+        if spec.workloads is not None:
+            from .grid import workload_studies, write_grid_results
+
+            return write_grid_results(spec, workload_studies(spec, url, _ops()), out)
         return write_results(study, spec, out)
