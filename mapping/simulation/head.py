@@ -5,8 +5,8 @@ on 2 shared cores), the array's error can still be measured on one head of one l
 captured from the model's closed-form forward pass (the backend's ``capture``), the chip's step runs that head
 (both banks, every coordinate; the decode pass when the chip's ``[energy] phase`` is decode; under the blocked
 schedule when the chip is blocked, :func:`mapping.backends.blocked.blocked_step`,
-:func:`mapping.backends.blocked_decode.blocked_decode_step`), and its increment estimate v ⊙ a is compared with the closed
-form's on the same input. This is the array's error alone: the digital periphery is not applied and the error
+:func:`mapping.backends.blocked_decode.blocked_decode_step`), and its increment estimate v ⊙ a is compared with
+the closed form's on the same input. This is the array's error alone: the digital periphery is not applied and the error
 does not propagate through later layers, so it is not a BPC loss and no conversion to one is assumed here.
 
 Used by ``benchmarks/long_context.py --mode head`` and by a design study's workloads above its whole-model length
