@@ -1,8 +1,9 @@
 """The kill -9 harness of the sweep's and the design study's tests, written once.
 
 - :func:`run_killed_at`: run a command that kills itself (and its process group: its workers) with ``SIGKILL``
-  at a named state of its own (the design driver's :data:`mapping.design.driver.KILL_ENV`), and check that it
-  died there, not earlier and not by finishing;
+  at a named state of its own (:func:`oscsim._killpoint.kill_point`, armed by the design driver's
+  :data:`mapping.design.driver.KILL_ENV` or by ``oscsim``'s own, e.g. between a checkpoint's files), and check
+  that it died there, not earlier and not by finishing;
 - :func:`assert_same_but`: two result tables equal bit for bit in every column but the named (wall-time) ones;
 - :func:`kill_group_when`: ``kill -9`` a running command's process group as soon as ``ready()`` is true (for
   states only an outside observer sees, e.g. part files on disk).

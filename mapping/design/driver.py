@@ -26,10 +26,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import socket
 import time
 from pathlib import Path
+
+from oscsim._killpoint import kill_point as _kill_point
 
 __all__ = ["DesignDirError", "DriverLock", "storage_errors", "kill_point", "KILL_ENV", "KILL_POINTS", "expand_env",
            "redact", "LOCK_FILE"]
@@ -40,7 +41,6 @@ KILL_ENV = "OSCSIM_DESIGN_KILL_AT"
 #: :func:`mapping.design.finetune.finetune_design`, after an optimizer step, inside and after a checkpoint's commit).
 KILL_POINTS = ("claimed", "asked", "evaluated", "recording", "told", "finetune_step", "finetune_saving",
                "finetune_saved")
-_reached: dict = {}
 
 
 class DesignDirError(ValueError):
@@ -137,18 +137,9 @@ def storage_errors(where: str):
 
 
 def kill_point(name: str) -> None:
-    """Kill this process (``SIGKILL``) if :data:`KILL_ENV` names this state (see the module notes)."""
-    want = os.environ.get(KILL_ENV)
-    if not want:
-        return
-    point, _, nth = want.partition(":")
-    if point != name:
-        return
-    _reached[name] = _reached.get(name, 0) + 1
-    if _reached[name] >= int(nth or 1):
-        if os.getpgrp() == os.getpid():
-            os.killpg(os.getpgrp(), signal.SIGKILL)
-        os.kill(os.getpid(), signal.SIGKILL)
+    """Kill this process (``SIGKILL``) if :data:`KILL_ENV` names this state (see the module notes;
+    :func:`oscsim._killpoint.kill_point` with the driver's variable)."""
+    _kill_point(name, KILL_ENV)
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

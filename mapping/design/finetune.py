@@ -29,10 +29,10 @@ and JSON, :func:`oscsim.train.checkpoint.save_checkpoint`); ``result.json`` reco
 the checkpoint's ``config.json`` that of the chip file (``mapping.compile(checkpoint, config_from_dict(chip))``
 rebuilds the pair).
 
-**Resumable.** A checkpoint (weights, optimizer state, progress) is written every ``checkpoint_every`` steps
-into ``step-NNNNNN.tmp/`` and renamed to ``step-NNNNNN/`` in one ``os.rename``, the commit point: a kill at any
-instant leaves the last committed step whole (the training loop of ``oscsim train`` writes its files one by one
-in place, and a kill between two of them leaves a checkpoint it refuses). The batch of step s and the
+**Resumable.** A checkpoint (weights, optimizer state, progress) is committed every ``checkpoint_every`` steps
+to ``step-NNNNNN/`` by :func:`oscsim.train.checkpoint.commit_checkpoint`, the mechanism of ``oscsim train``'s
+checkpoints too (written into ``step-NNNNNN.tmp/``, renamed in one ``os.rename``): a kill at any instant leaves
+the last committed step whole. The batch of step s and the
 surrogate's draws at step s come from generators seeded by (seed, s), so a resumed fine-tune ends with the weights
 of an uninterrupted one bit for bit (torch on one thread, deterministic algorithms;
 tests/test_design_finetune.py). A folder holding a fine-tune of other settings (budget, design, checkpoint
@@ -45,7 +45,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import os
 import shutil
 import time
 from pathlib import Path
@@ -95,28 +94,27 @@ def _gen(seed: int, step: int, stream: int):
 
 
 def _commit(folder: Path, name: str, net, opt, info: dict) -> Path:
-    """Write a checkpoint into ``name.tmp/`` and rename it to ``name/`` (the commit point)."""
-    from oscsim.train.checkpoint import save_checkpoint, save_optimizer
+    """Commit a checkpoint to ``folder/name`` whole (:func:`oscsim.train.checkpoint.commit_checkpoint`: written
+    into ``name.tmp/``, then renamed)."""
+    from oscsim.train.checkpoint import commit_checkpoint, save_checkpoint, save_optimizer
 
-    tmp, final = folder / f"{name}.tmp", folder / name
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    if opt is not None:
-        info = dict(info, optimizer=save_optimizer(tmp, opt))
-    save_checkpoint(tmp, net, info)
-    kill_point("finetune_saving")
-    os.rename(tmp, final)
-    return final
+    def write(tmp: Path) -> None:
+        state = info if opt is None else dict(info, optimizer=save_optimizer(tmp, opt))
+        save_checkpoint(tmp, net, state)
+        kill_point("finetune_saving")
+
+    return commit_checkpoint(folder / name, write)
 
 
 def _last_state(folder: Path, key: str):
     """(step, folder) of the last committed step checkpoint of this fine-tune, (0, None) when there is none and
     (None, the final checkpoint) when it is finished; leftovers of a kill (``*.tmp``, superseded steps) removed;
     another fine-tune's folder refused."""
-    from oscsim.train.checkpoint import read_config
+    from oscsim.train.checkpoint import ASIDE, STAGING, read_config, recover_checkpoint
 
-    for tmp in folder.glob("*.tmp"):
-        shutil.rmtree(tmp, ignore_errors=True)
+    for left in [*folder.glob(f"*{STAGING}"), *folder.glob(f"*{ASIDE}")]:
+        if left.is_dir():
+            recover_checkpoint(left.with_suffix(""))
     done = [p for p in [folder / _CKPT, *sorted(folder.glob("step-*"))] if p.is_dir()]
     for p in done:
         got = read_config(p).get("finetune", {}).get("key")

@@ -16,12 +16,12 @@ gets the SHA-256 of the weights and of the model configuration, verified at ever
 from __future__ import annotations
 
 import hashlib
-import shutil
 import time
 from pathlib import Path
 
 from oscsim.nn.registry import model_config
-from oscsim.train.checkpoint import CONFIG_FILE, MODEL_FILE, load_checkpoint, read_config, save_checkpoint
+from oscsim.train.checkpoint import (CONFIG_FILE, MODEL_FILE, commit_checkpoint, load_checkpoint, read_config,
+                                     save_checkpoint)
 
 __all__ = ["BUNDLE_ROOT", "bundle", "file_sha256", "train_command"]
 
@@ -137,8 +137,7 @@ def bundle(run_dir: str | Path, name: str, *, root: str | Path | None = None, ch
         log(f"{name}: {label} BPC {metrics[key]:.4f} over the whole split ({n} windows of {seq_len}, "
             f"{time.perf_counter() - t0:.0f} s{same})")
     meta["metrics"] = metrics
-    if dst.exists():
-        shutil.rmtree(dst)
-    save_checkpoint(dst, model, meta)  # model.safetensors and config.json; never OPTIM_FILE
+    # model.safetensors and config.json, never OPTIM_FILE; a bundle it replaces stays whole until the swap
+    commit_checkpoint(dst, lambda folder: save_checkpoint(folder, model, meta))
     load_checkpoint(dst)
     return dst

@@ -9,6 +9,13 @@ and configuration (:func:`config_digest`), written by :func:`save_checkpoint` an
 :func:`load_checkpoint` before a tensor is read: one flipped byte in the weights, or a configuration edited into
 another valid one, is refused (a flipped byte in a bundled checkpoint changed the closed-form BPC, 3.4641 ->
 3.4827, silently). A checkpoint written before digests (no ``sha256``) loads as before, unverified.
+**Written whole or not at all.** :func:`commit_checkpoint` writes a checkpoint's files into a sibling staging
+folder ``FOLDER.tmp`` and swaps it in by two renames (``FOLDER`` -> ``FOLDER.prev``, ``FOLDER.tmp`` -> ``FOLDER``,
+then ``FOLDER.prev`` removed); :func:`recover_checkpoint`, run by the writer before it reads or writes, repairs
+every state a kill can leave: a staging folder is discarded (it never became the checkpoint), ``FOLDER.prev``
+without ``FOLDER`` is renamed back (a kill between the two renames), ``FOLDER.prev`` beside ``FOLDER`` removed.
+:func:`resolve_checkpoint` (a reader, which never renames: the writer may be running) reads ``FOLDER.prev``
+when ``FOLDER`` is missing. Each file of the set stays in the format below, unchanged.
 Bundled checkpoints (``oscsim/checkpoints/<name>/``) are addressed by name: ``kuramoto-tiny``, ``ssa1d-tiny``,
 ``transformer-tiny``.
 """
@@ -19,6 +26,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 from importlib import resources
 from pathlib import Path
 
@@ -27,15 +35,19 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_bytes
 from safetensors.torch import load_file, save
 
+from oscsim._killpoint import kill_point
 from oscsim.cli import did_you_mean
 from oscsim.nn.registry import build_model, config_from_dict, count_parameters, model_name
 
 __all__ = ["FORMAT", "bundled_checkpoints", "resolve_checkpoint", "save_checkpoint", "load_checkpoint",
-           "read_config", "save_optimizer", "load_optimizer", "config_digest", "DIGEST_KEY"]
+           "read_config", "save_optimizer", "load_optimizer", "config_digest", "DIGEST_KEY", "commit_checkpoint", "STAGING", "ASIDE",
+           "recover_checkpoint"]
 
 FORMAT = "oscsim-checkpoint/1"
 CONFIG_FILE, MODEL_FILE, OPTIM_FILE = "config.json", "model.safetensors", "optimizer.safetensors"
 DIGEST_KEY = "sha256"  # {MODEL_FILE: hex digest of its bytes, "config": config_digest(meta)} in config.json
+STAGING, ASIDE = ".tmp", ".prev"  # suffixes of the sibling folders of a commit (module notes)
+_OWN = {n + t for n in (CONFIG_FILE, MODEL_FILE, OPTIM_FILE) for t in ("", ".tmp")}  # what a checkpoint folder holds
 
 
 def config_digest(meta: dict) -> str:
@@ -60,6 +72,8 @@ def resolve_checkpoint(name_or_path: str | os.PathLike) -> Path:
     p = Path(s)
     if p.is_file() and p.name in (CONFIG_FILE, MODEL_FILE, OPTIM_FILE):
         p = p.parent
+    if not p.exists() and _siblings(p)[1].is_dir():
+        p = _siblings(p)[1]  # a writer killed between its two renames: the previous set, whole
     if not p.is_dir():
         raise FileNotFoundError(f"checkpoint {s!r} not found: neither a bundled name ({', '.join(bundled_checkpoints()) or 'none'})"
                                 f" nor a checkpoint folder{did_you_mean(s, bundled_checkpoints())}")
@@ -68,6 +82,68 @@ def resolve_checkpoint(name_or_path: str | os.PathLike) -> Path:
     if not (p / MODEL_FILE).is_file():
         raise FileNotFoundError(f"checkpoint folder {str(p)!r} has no {MODEL_FILE}")
     return p
+
+
+def _siblings(folder: Path) -> tuple[Path, Path]:
+    """The staging and set-aside folders of a commit into ``folder``."""
+    return folder.with_name(folder.name + STAGING), folder.with_name(folder.name + ASIDE)
+
+
+def recover_checkpoint(folder: str | os.PathLike) -> Path:
+    """Repair what a kill during :func:`commit_checkpoint` into ``folder`` left (module notes) and refuse a
+    ``folder`` holding anything but a checkpoint's files (a commit replaces the folder whole). Only the folder's
+    writer may call it. Returns ``folder``, which then holds the last committed checkpoint or does not exist."""
+    folder = Path(os.path.realpath(folder))
+    staging, aside = _siblings(folder)
+    if staging.is_dir():
+        shutil.rmtree(staging)
+    if aside.is_dir():
+        if folder.exists():
+            shutil.rmtree(aside)
+        else:
+            os.rename(aside, folder)
+    if folder.is_dir():
+        foreign = sorted(p.name for p in folder.iterdir() if p.name not in _OWN)
+        if foreign:
+            raise ValueError(f"{str(folder)!r} holds files that are not a checkpoint's ({', '.join(foreign[:3])}); "
+                             f"a checkpoint folder is replaced whole at every save: choose a new or empty folder")
+    elif folder.exists():
+        raise ValueError(f"{str(folder)!r} is a file, not a checkpoint folder")
+    return folder
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def commit_checkpoint(folder: str | os.PathLike, write) -> Path:
+    """Write a checkpoint set whole or not at all (module notes): ``write(staging)`` writes the files (e.g.
+    :func:`save_optimizer` then :func:`save_checkpoint`) into a fresh staging folder, which then replaces
+    ``folder`` by renames; the files are flushed to disk before the swap. Returns ``folder``.
+
+    A kill at any instant leaves ``folder`` (or, between the two renames, ``folder.prev``) holding either the
+    previous checkpoint or the new one, whole; :func:`recover_checkpoint` tidies the rest.
+    """
+    folder = recover_checkpoint(folder)
+    staging, aside = _siblings(folder)
+    staging.mkdir(parents=True)
+    write(staging)
+    for p in staging.iterdir():
+        _fsync(p)
+    _fsync(staging)
+    kill_point("checkpoint_staged")
+    if folder.exists():
+        os.rename(folder, aside)
+        kill_point("checkpoint_aside")
+    os.rename(staging, folder)
+    _fsync(folder.parent)
+    kill_point("checkpoint_swapped")
+    shutil.rmtree(aside, ignore_errors=True)
+    return folder
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
@@ -94,6 +170,7 @@ def save_checkpoint(folder: str | os.PathLike, model: torch.nn.Module, info: dic
     meta.update(format=FORMAT, model=model_name(cfg), config=cfg.to_dict(), n_parameters=count_parameters(model))
     weights = _atomic_save(model.state_dict(), folder / MODEL_FILE, metadata={"format": FORMAT})
     meta[DIGEST_KEY] = {MODEL_FILE: weights, "config": config_digest(meta)}
+    kill_point("checkpoint_weights")
     _atomic_write_text(folder / CONFIG_FILE, json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return folder
 

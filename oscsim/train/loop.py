@@ -17,12 +17,14 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from oscsim._killpoint import kill_point
 from oscsim._validate import check_positive_ints
 from oscsim.data import eval_windows, load_corpus, sample_batch
 from oscsim.nn.registry import build_model, count_parameters, model_config
 from oscsim.nn.registry import model_name as mcfg_name
-from oscsim.train.checkpoint import (CONFIG_FILE, MODEL_FILE, OPTIM_FILE, load_checkpoint, load_optimizer,
-                                     read_config, resolve_checkpoint, save_checkpoint, save_optimizer)
+from oscsim.train.checkpoint import (CONFIG_FILE, MODEL_FILE, OPTIM_FILE, commit_checkpoint, load_checkpoint,
+                                     load_optimizer, read_config, recover_checkpoint, resolve_checkpoint,
+                                     save_checkpoint, save_optimizer)
 
 __all__ = ["TrainConfig", "train", "evaluate_bpc", "lr_at", "param_groups", "phase_parameter_names",
            "DEFAULT_PHASE_LR_SCALE", "FINETUNE_LR"]
@@ -291,7 +293,9 @@ def _build_net(mcfg, model: str, device: str, run_info: dict, init, transform, t
 
 def _resume(out: Path, net, opt, run_info: dict, mcfg, train_cfg: TrainConfig, device: str, log):
     """(first step, history, None) to train from, loading an unfinished run of the same settings from ``out``
-    into ``net`` and ``opt``; (.., .., its checkpoint dict) when ``out`` holds a finished one."""
+    into ``net`` and ``opt``; (.., .., its checkpoint dict) when ``out`` holds a finished one. What a kill
+    during a save left is repaired first (``recover_checkpoint``: the last committed checkpoint, whole)."""
+    recover_checkpoint(out)
     if not (out / CONFIG_FILE).is_file():
         return 0, [], None
     meta = read_config(out)
@@ -373,12 +377,17 @@ def _hms(seconds: float) -> str:
 
 
 def _save(out: Path, net, opt, run_info, step, history, val_bpc, train_cfg, seq_len) -> dict:
-    out.mkdir(parents=True, exist_ok=True)
+    """Commit the run's checkpoint (optimizer state, weights, JSON) to ``out`` whole (``commit_checkpoint``)."""
     info = dict(run_info, step=step, tokens=step * train_cfg.batch_size * seq_len,
                 metrics={"history": history, "val_bpc": val_bpc,
                          "train_seconds": history[-1]["seconds"] if history else 0.0})
-    info["optimizer"] = save_optimizer(out, opt)
-    save_checkpoint(out, net, info)
+
+    def write(folder: Path) -> None:
+        info["optimizer"] = save_optimizer(folder, opt)
+        kill_point("checkpoint_optimizer")
+        save_checkpoint(folder, net, info)
+
+    commit_checkpoint(out, write)
     return read_config(out)
 
 
