@@ -14,6 +14,9 @@ sums in another order; see oscsim/engine/_gemm.py).
     .venv/bin/python benchmarks/long_t_step.py                       # N = 1,024 (8 networks), 4,096 (2 and 8)
     .venv/bin/python benchmarks/long_t_step.py --cases 512:8,8192:2 --json
     .venv/bin/python benchmarks/long_t_step.py --window 4096       # one head of kuramoto-1m at T = 4,096
+    .venv/bin/python benchmarks/long_t_step.py --cases 512:4,512:64 --pattern offdiag   # blocked chip, B = 256
+
+Coupling terms count the nonzero entries (``--pattern``: a block of the blocked schedule).
 
 ``--window T`` times one head of the bundled kuramoto-1m's chip integration at context T: its 2·k_h networks
 sharing one causal (lower-triangular) T × T coupling, 16 stochastic Heun steps (the default chip's
@@ -32,18 +35,23 @@ import time
 import numpy as np
 
 
-def _problem(N: int, G: int, seed: int = 1):
+def _problem(N: int, G: int, seed: int = 1, pattern: str = "dense"):
     from oscsim.engine import PhaseNetwork
 
     rng = np.random.default_rng(seed)
     C = rng.uniform(0.0, 4.0 / N, (N, N))  # K = 2 on average: partly synchronised, as a score matrix is
+    if pattern == "causal":  # a diagonal block of the blocked schedule: causal, no self-coupler
+        C = np.tril(C, -1)
+    elif pattern == "offdiag":  # an off-diagonal block: N/2 uncoupled keys drive N/2 queries
+        C[: N // 2] = 0.0
+        C[:, N // 2:] = 0.0
     return PhaseNetwork(omega=rng.standard_normal((G, N)), coupling=C, sigma=0.1), rng.uniform(0, 2 * np.pi, (G, N))
 
 
-def run_case(N: int, G: int, steps: int, repeats: int) -> dict:
+def run_case(N: int, G: int, steps: int, repeats: int, pattern: str = "dense") -> dict:
     from oscsim.engine import SaveAt, StochasticHeun, simulate
 
-    net, y0 = _problem(N, G)
+    net, y0 = _problem(N, G, pattern=pattern)
     dt = 0.05
     t1 = steps * dt
 
@@ -60,8 +68,8 @@ def run_case(N: int, G: int, steps: int, repeats: int) -> dict:
             t, sol = run(product)
             best[product] = min(best[product], t)
             finals[product] = sol.y_final
-    terms = G * N * N * 2 * steps
-    out = {"N": N, "G": G, "steps": steps, "coupling_terms": terms}
+    terms = G * int(np.count_nonzero(net.coupling[0])) * 2 * steps  # N² dense
+    out = {"N": N, "G": G, "pattern": pattern, "steps": steps, "coupling_terms": terms}
     for product, t in best.items():
         out[product] = {"seconds": t, "G_terms_per_s": terms / t / 1e9}
     # the GEMM rate: numpy's matmul (the BLAS numpy links) of one evaluation's product, [sin θ; cos θ] (2G, N)
@@ -112,6 +120,9 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--window", type=int, default=0, metavar="T", help="time one head of kuramoto-1m at context T")
+    ap.add_argument("--pattern", choices=("dense", "causal", "offdiag"), default="dense",
+                    help="the shared coupling's nonzeros: dense; causal (a diagonal block of the blocked schedule); "
+                         "offdiag (an off-diagonal block: the first N/2 uncoupled, driving the last N/2)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     import numba
@@ -122,7 +133,7 @@ def main(argv=None) -> int:
     load0 = os.getloadavg()
     if args.window:
         cases = []
-    results = [run_case(N, G, args.steps, args.repeats) for N, G in cases]
+    results = [run_case(N, G, args.steps, args.repeats, args.pattern) for N, G in cases]
     window = run_window(args.window, args.steps) if args.window else None
     report = {"cases": results, "window": window, "load_average_before_after": [load0[0], os.getloadavg()[0]],
               "cpu": cpu_info(), "cpus": os.cpu_count(), "numba_threads": numba.get_num_threads(),
