@@ -57,6 +57,17 @@ def _energy_bound(r, baseline_j: float) -> str:
     return f"{term} {share:.0%}" if share == share else term or "energy"
 
 
+def _fidelity_note(c: dict) -> str:
+    """What the cell's fidelity is, in words."""
+    if c.get("measure") == "head":
+        return f"head error {c['head_error']:.3g} +- {c['head_error_se']:.2g} (BPC not measured)"
+    if c.get("best_loss") is None:
+        return "not measured (no printable design)"
+    if c["fidelity_ok"]:
+        return f"loss {c['bpc_loss']:.3g} +- {c['bpc_loss_se']:.2g} <= {VERDICT_BPC_LOSS:g}"
+    return f"lowest loss {c['best_loss']:.3g} +- {c['best_loss_se']:.2g} > {VERDICT_BPC_LOSS:g}"
+
+
 def _cell(g, fields) -> dict:
     """The crossover entry of one workload's trials ``g`` (see the module notes)."""
     first = g.iloc[0]
@@ -100,6 +111,7 @@ def _cell(g, fields) -> dict:
     out["chip_over_digital_same_node"] = e / base["digital same node"]
     out["chip_over_gpu_datapath"] = e / base["GPU datapath"]
     out["chip_over_gpu_board"] = e / out["baseline_gpu_board_j"]
+    out["fidelity"] = _fidelity_note(out)
     if out["bound"] in ("die", "constraints"):
         out["winner"] = lower
         return out
@@ -133,29 +145,49 @@ def _ts(v) -> str:
     return ", ".join(f"{int(t):,}" for t in sorted(set(v)))
 
 
+def _bound_phrase(bound: str) -> str:
+    if bound == "die":
+        return "no design of the space fits the die"
+    if bound == "constraints":
+        return "no printable design meets the constraints"
+    if bound == "periphery and SRAM floor":
+        return "the chip's periphery and SRAM alone spend more"
+    if bound.startswith("fidelity"):
+        return f"the chip would spend less but {bound}"
+    return f"the chip bound by {bound}"
+
+
 def crossover_text(cm) -> str:
-    """The map in sentences: where the chip wins (or spends least with its fidelity unproven), who wins elsewhere
-    and what bounds the chip there."""
+    """The map in sentences: per (phase, batch), where the chip wins (or spends least with its fidelity
+    unproven), who wins elsewhere and what bounds the chip there; then the fidelity reached."""
     if not len(cm):
         return "No workload has a finished trial."
     parts = []
     for (phase, batch), g in cm.groupby(["phase", "batch"], sort=False):
-        where = f"{phase}, batch {batch}"
         wins = g[g["winner"] == "chip"]
         unproven = g[g["winner"] == "chip, fidelity unproven"]
-        s = f"{where}: "
         ratios = ", ".join(f"{r.chip_over_digital_same_node:.2g}x the digital chip and {r.chip_over_gpu_datapath:.2g}x "
                            f"the GPU datapath at {r.T:,}" for r in wins.itertuples())
-        s += f"the array wins at T = {_ts(wins['T'])} ({ratios})" if len(wins) else "the array wins at no T"
+        s = f"{phase}, batch {batch}: " + (f"the array wins at T = {_ts(wins['T'])} ({ratios})" if len(wins) else
+                                           "the array wins at no T")
         if len(unproven):
-            s += f"; it spends least, fidelity unproven (head error only), at T = {_ts(unproven['T'])}"
+            s += (f"; it spends least but its fidelity is unproven (head error only) at T = {_ts(unproven['T'])} "
+                  f"({', '.join(f'{r.chip_over_gpu_datapath:.2g}x the GPU datapath' for r in unproven.itertuples())})")
         rest = g[~g["winner"].isin(["chip", "chip, fidelity unproven"])]
-        if len(rest):
-            by = []
-            for (winner, bound), h in rest.groupby(["winner", "bound"], sort=False):
-                by.append(f"{winner} at T = {_ts(h['T'])} (bound: {bound})")
-            s += "; elsewhere " + "; ".join(by)
+        for (winner, bound), h in rest.groupby(["winner", "bound"], sort=False):
+            col = "chip_over_gpu_datapath" if winner == "GPU datapath" else "chip_over_digital_same_node"
+            ratio = ", ".join(f"{getattr(r, col):.3g}x" for r in h.itertuples() if getattr(r, col) == getattr(r, col))
+            s += f"; the {winner} wins at T = {_ts(h['T'])} ({_bound_phrase(bound)}" + (
+                f"; the chip spends {ratio} its energy)" if ratio and bound != "die" else ")")
         parts.append(s + ".")
+    meas = cm[cm["measure"] == "model"] if "measure" in cm else cm.iloc[:0]
+    if len(meas) and "best_loss" in meas:
+        ok = meas[meas["fidelity_ok"].astype(bool)]
+        best = meas.loc[meas["best_loss"].astype(float).idxmin()]
+        parts.append(f"Where the whole model ran (BPC measured), {len(ok)} of {len(meas)} workloads have a design at a "
+                     f"loss <= {VERDICT_BPC_LOSS:g}; the lowest loss is {best['best_loss']:.3g} +- "
+                     f"{best['best_loss_se']:.2g} ({best['workload']}). Where only the head-level error was measured "
+                     f"the chip is not called a winner (no conversion to BPC is assumed).")
     return " ".join(parts)
 
 
@@ -173,7 +205,7 @@ def plot_crossover(cm, path, *, title: str = "", formats=("png", "svg")) -> list
 
     phases = list(dict.fromkeys(cm["phase"]))
     batches = sorted(set(int(b) for b in cm["batch"]))
-    fig, axes = figure(len(phases), len(batches), width=3.6 * len(batches) + 0.6, height=3.0 * len(phases) + 1.2,
+    fig, axes = figure(len(phases), len(batches), width=4.0 * len(batches) + 0.6, height=3.0 * len(phases) + 1.2,
                        squeeze=False)
     Ts = sorted(set(int(t) for t in cm["T"]))
     edges = _edges(Ts)
@@ -182,10 +214,11 @@ def plot_crossover(cm, path, *, title: str = "", formats=("png", "svg")) -> list
     lo, hi = (float(ys.min()), float(ys.max())) if len(ys) else (1e-9, 1e-6)
     span = math.log10(hi / lo) + 1.0
     lo, hi = lo / 10 ** (0.35 * span), hi * 10 ** (0.1 * span)  # a band below the data for the annotations
-    series = (("energy_per_token_j", "chip (the cell's design)", "k", "-", "o"),
-              ("baseline_digital_same_node_j", "digital chip, same node", "tab:blue", "--", "s"),
-              ("baseline_gpu_datapath_j", "GPU datapath", "tab:red", "-.", "^"),
-              ("baseline_gpu_board_j", "GPU board at peak", "0.45", ":", "v"))
+    # markers of decreasing size upwards, so that a baseline equal to the chip still shows around it
+    series = (("energy_per_token_j", "chip (the cell's design)", "k", "-", "o", 3.5),
+              ("baseline_digital_same_node_j", "digital chip, same node", "tab:blue", "--", "s", 7),
+              ("baseline_gpu_datapath_j", "GPU datapath", "tab:red", "-.", "^", 5),
+              ("baseline_gpu_board_j", "GPU board at peak", "0.45", ":", "v", 5))
     for i, phase in enumerate(phases):
         for j, batch in enumerate(batches):
             ax = axes[i][j]
@@ -195,11 +228,12 @@ def plot_crossover(cm, path, *, title: str = "", formats=("png", "svg")) -> list
                 ax.axvspan(a, b, color=_COLOURS.get(r.winner, "0.85"), alpha=0.25, lw=0)
                 ax.text(math.sqrt(a * b), 0.03, _short(r), ha="center", va="bottom", fontsize=6,
                         transform=ax.get_xaxis_transform())
-            for col, label, c, ls, mk in series:
+            for col, label, c, ls, mk, ms in series:
                 y = g[col].to_numpy(float)
                 if col == "energy_per_token_j":  # the chip where it is printable
                     y = np.where(g["bound"].to_numpy() == "die", np.nan, y)
-                ax.plot(g["T"].to_numpy(float), y, ls=ls, c=c, marker=mk, ms=4, lw=1.2, label=label)
+                ax.plot(g["T"].to_numpy(float), y, ls=ls, c=c, marker=mk, ms=ms, lw=1.2, label=label,
+                        zorder=3 if col == "energy_per_token_j" else 2)  # the chip on top of a baseline it equals
             ax.set_xscale("log")
             ax.set_xlim(edges[0][0], edges[-1][1])
             ax.set_yscale("log")
@@ -238,16 +272,18 @@ def _edges(Ts: list) -> list:
 
 def _short(r) -> str:
     """A cell's annotation: its bound, and the chip over the lower baseline (×) where a chip design exists."""
+    import textwrap
+
     bound = str(r.bound)
     if bound.startswith("fidelity unproven"):
         bound = "head error only"
     elif bound.startswith("fidelity"):
         bound = f"loss {r.best_loss:.2g}"
     elif bound == "periphery and SRAM floor":
-        bound = "periphery+SRAM"
+        bound = "periphery + SRAM"
     e = r.energy_per_token_j
     lower = min(r.baseline_digital_same_node_j, r.baseline_gpu_datapath_j)
-    bound = bound.replace(" ", "\n", 1) if len(bound) > 12 else bound
+    bound = "\n".join(textwrap.wrap(bound.replace("_", " "), 9, break_long_words=False))
     if bound == "die" or not (e == e and lower == lower):
         return bound
     return f"{bound}\n{e / lower:.2g}x"

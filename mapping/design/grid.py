@@ -294,14 +294,12 @@ def grid_report_md(spec, cm, text: str, df) -> str:
              f"the head-level error (layer {spec.workloads.head[0]}, head {spec.workloads.head[1]}) above.", "",
              "## Verdict", "", text, "", "## The map", "",
              "| T | phase | batch | winner | bound | trial | chip [nJ/token] | chip / digital same node | "
-             "chip / GPU datapath | chip / GPU board | BPC loss +- SE | head error +- SE | feasible / trials |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "chip / GPU datapath | chip / GPU board | fidelity | feasible / trials |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in cm.itertuples():
-        loss = f"{r.bpc_loss:.3g} +- {r.bpc_loss_se:.2g}" if r.bpc_loss == r.bpc_loss else "not measured"
-        head = f"{r.head_error:.3g} +- {r.head_error_se:.2g}" if r.head_error == r.head_error else "not measured"
         lines.append(f"| {r.T:,} | {r.phase} | {r.batch} | {r.winner} | {r.bound} | {r.trial} | "
                      f"{r.energy_per_token_j * 1e9:.4g} | {r.chip_over_digital_same_node:.3g} | "
-                     f"{r.chip_over_gpu_datapath:.3g} | {r.chip_over_gpu_board:.3g} | {loss} | {head} | "
+                     f"{r.chip_over_gpu_datapath:.3g} | {r.chip_over_gpu_board:.3g} | {r.fidelity} | "
                      f"{r.n_feasible} / {r.n_trials} |")
     lines += ["", "Designs: " + "; ".join(f"{r.workload}: trial {r.trial} ({r.design})" for r in cm.itertuples()), ""]
     return "\n".join(lines)
