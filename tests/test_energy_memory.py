@@ -31,7 +31,8 @@ def _buffers(s):
     sh = s.shape
     return sram_buffers(sh.kind, sh.layer_kind, sh.model_config, T=sh.T, n_layers=sh.n_layers, n_heads=sh.n_heads,
                         head_dim=sh.head_dim, banks=sh.banks, taps=sh.taps, coupler_bits=s.array.coupler_bits,
-                        readout_bits=s.array.readout_bits, precision=s.periphery.digital_precision)
+                        readout_bits=s.array.readout_bits, precision=s.periphery.digital_precision,
+                        sequences=s.workload.batch)
 
 
 def test_stationary_weights_read_at_the_local_store_energy_and_pay_its_area_and_leakage():
@@ -154,3 +155,38 @@ def test_simulate_names_the_bytes_that_went_off_chip(capsys):
     assert m["offchip"] == "ddr" and m["offchip_bytes"] == {"keys": pytest.approx(keys_off), "weights": 0.0}
     print_report(rep)
     assert f"off chip (ddr, 20.3 pJ/bit): keys {keys_off / 1e3:.4g} kB, weights 0 kB" in capsys.readouterr().out
+
+
+def test_a_batch_keeps_a_window_of_keys_per_sequence_as_the_gpu_does():
+    """By hand: b sequences in flight keep b windows of keys (the GPU baselines' working set counts b windows of
+    K/V too): at batch 4 the key buffer is 4x batch 1's; on a die that holds batch 1's buffers exactly, the 3
+    extra windows go off chip, so a decoded token reads 3/4 of its earlier tokens' keys off chip; the weights'
+    share of the energy falls by 4 as before."""
+    one = _spec()
+    buf1 = _buffers(one)
+    four = _spec(batch=4, sram_max_bytes=buf1["total"])
+    buf4 = _buffers(four)
+    assert buf4["keys"] == pytest.approx(4 * buf1["keys"], rel=1e-15)
+    assert buf4["total"] - buf1["total"] == pytest.approx(3 * buf1["keys"], rel=1e-12)
+    r = chip_energy(four, "decode", False)
+    m = r["memory"]
+    assert m["offchip_bytes"] == {"keys": pytest.approx(3 * buf1["keys"]), "weights": 0.0}
+    key_bits = 2 * (2 * 8) * 2 * 8 * (128 + 1) / 2  # [cos, sin] x heads x head_dim, int16, (T+1)/2 earlier tokens
+    assert r["sram_breakdown_j"]["offchip_j"] == pytest.approx(2 * key_bits * 0.75 * 3.9e-12, rel=1e-12)
+    with pytest.raises(ValueError, match="sequences must be a positive integer"):
+        sram_buffers("kuramoto", "kuramoto", MC, T=8, n_layers=1, n_heads=2, head_dim=8, banks=2, taps=2,
+                     coupler_bits=6, readout_bits=10, precision="int16", sequences=0)
+
+
+def test_a_compiled_chips_area_plan_counts_the_batchs_keys():
+    """The die's SRAM plan of the area report and of the energy pass agree at batch 64: both hold 64 windows."""
+    from mapping.energy import energy_report
+
+    model = seeded_kuramoto(k=8, n_heads=2, n_layers=2, seq_len=16)
+    one = chip_area(compile(model, ChipConfig(context_tokens=64, mismatch=False)))
+    chip = compile(model, ChipConfig(context_tokens=64, mismatch=False,
+                                     energy=EnergyConfig(phase="decode", batch=64, sram_max_bytes=int(one["sram_bytes"]))))
+    a = chip_area(chip)
+    assert a["sram_buffers"]["keys"] == pytest.approx(64 * one["sram_buffers"]["keys"], rel=1e-15)
+    assert a["offchip_bytes"]["keys"] == pytest.approx(63 * one["sram_buffers"]["keys"], rel=1e-12)
+    assert energy_report(chip, 64)["memory"]["offchip_bytes"] == a["offchip_bytes"]

@@ -153,7 +153,7 @@ def _sram(chip) -> dict:
     return sram_buffers(chip.kind, lm.kind, chip.model_info["config"], T=lm.max_tokens, n_layers=len(chip.layers),
                         n_heads=lm.n_heads, head_dim=lm.head_dim, banks=lm.banks, taps=taps,
                         coupler_bits=cfg.coupling.bits or ANALOG_BITS, readout_bits=cfg.readout.bits or ANALOG_BITS,
-                        precision=cfg.energy.digital_precision, block=cfg.array.block)
+                        precision=cfg.energy.digital_precision, block=cfg.array.block, sequences=cfg.energy.batch)
 
 
 def _plan(chip, sram: dict):

@@ -211,7 +211,7 @@ def _sram_traffic(s: ChipEnergySpec, lk: LayerEnergyModel, n: PassEvents, prefil
     buffers = sram_buffers(sh.kind, sh.layer_kind, sh.model_config, T=sh.T, n_layers=sh.n_layers, n_heads=sh.n_heads,
                            head_dim=sh.head_dim, banks=sh.banks, taps=sh.taps, coupler_bits=s.array.coupler_bits,
                            readout_bits=s.array.readout_bits, precision=p.digital_precision,
-                           block=s.schedule.block)
+                           block=s.schedule.block, sequences=s.workload.batch)
     plan = sram_plan(buffers, tn, capacity_bytes=p.sram_max_bytes, weights=p.weights, macs=p.macs,
                      offchip=p.offchip, total_bytes=p.sram_bytes)
     off = plan.offchip_bytes

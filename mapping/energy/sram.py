@@ -5,8 +5,10 @@ chosen area is not a design this tool can judge) and one layer's working buffers
 another):
 
 - ``weights``: every parameter of the model (attention layers and the rest) at ``energy.digital_precision``;
-- ``keys``: the stored keys of one window for every layer (what decode reads for each earlier token;
-  :func:`mapping.energy.ops.attention_cost` ``kv_elements``);
+- ``keys``: the stored keys of one window for every layer and every sequence of the batch (what decode reads for
+  each earlier token; :func:`mapping.energy.ops.attention_cost` ``kv_elements``): a batch of b sequences in flight
+  keeps b windows of keys, as the GPU baselines' working set does (:mod:`mapping.energy.gpu`), so a large batch
+  pushes keys off chip on both sides alike;
 - ``coupling``: one layer's coupling values (Kuramoto A, all heads; SSA K r J) at the coupler resolution, written
   by the periphery and read by the array loader for every round that programs a tile;
 - ``phases_in``: one layer's input phases at the readout resolution, read for every round that uses them;
@@ -87,7 +89,7 @@ def sram_leakage_w(sram_bytes: float, node: TechnologyNode) -> float:
 
 def sram_buffers(kind: str, layer_kind: str, model_config: dict, *, T: int, n_layers: int, n_heads: int,
                  head_dim: int, banks: int, taps: int, coupler_bits: int, readout_bits: int,
-                 precision: str, block: int | None = None) -> dict:
+                 precision: str, block: int | None = None, sequences: int = 1) -> dict:
     """Bytes of each SRAM buffer of a chip (see the module notes) and ``total``.
 
     Parameters
@@ -104,18 +106,22 @@ def sram_buffers(kind: str, layer_kind: str, model_config: dict, *, T: int, n_la
     block : int or None
         ``[array] block`` of a Kuramoto chip: the working buffers of the blocked schedule (see the module notes);
         None (or ≥ T): unblocked.
+    sequences : int
+        Sequences in flight (``[energy] batch``): each keeps its window of keys.
 
     Returns
     -------
     dict of float [bytes]
     """
+    if isinstance(sequences, bool) or not isinstance(sequences, int) or sequences < 1:
+        raise ValueError(f"sequences must be a positive integer (the batch), got {sequences!r}")
     wb = BYTES[precision]
     att = attention_cost(kind, model_config, T)
     rest = model_cost(kind, model_config)
     n = pass_events(layer_kind, n_heads=n_heads, head_dim=head_dim, T=T, banks=banks, taps=taps, prefill=True)
     out = {
         "weights": (att["weights"] * n_layers + rest["weights"]) * wb,
-        "keys": att["kv_elements"] * T * n_layers * wb,
+        "keys": att["kv_elements"] * T * n_layers * wb * sequences,
         "coupling": n["a_values"] * coupler_bits / 8,
         "phases_in": n["theta_in"] * readout_bits / 8,
         "phases_out": 2 * n["read"] * readout_bits / 8,
