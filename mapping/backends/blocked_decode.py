@@ -154,6 +154,31 @@ def block_round(ds, th_b, Aq_b, g_bank, E, eidx, eps_all, sig_all, r0, rng, pos,
                           np.zeros((1, 1, 1)) if dW is None else dW, noisy).reshape(h, kh, R)
 
 
+def programmed_window(ds, inp: KuramotoInputs, seeds: LayerSeeds):
+    """What every decode pass (unblocked, :func:`mapping.backends.decode.decode_step`; blocked,
+    :func:`blocked_decode_step`) starts from: the inputs' shapes checked, the
+    couplings and receive gains programmed once per window.
+
+    Returns
+    -------
+    tuple
+        ``(n_heads, kh, banks, sequences, theta_by_head, A_programmed, gains_per_bank)``: θ as (B, h, kh, T), the
+        programmed A (B, h, T, T) and its gains, with the reference bank's unit gains when it has one.
+    """
+    s = ds.phase
+    theta, A, v = inp.theta, inp.A, inp.v
+    B, T, k = theta.shape
+    nh = s.n_heads
+    kh = k // nh
+    if A.shape != (B, nh, T, T) or v.shape != theta.shape:
+        raise ValueError(f"A must have shape {(B, nh, T, T)} and v {theta.shape}, got {A.shape} and {v.shape}")
+    nb = 2 if s.reference_bank else 1
+    th = theta.reshape(B, T, nh, kh).transpose(0, 2, 3, 1)  # (B, h, kh, T)
+    Aq, g = program_kuramoto(A, v, n_heads=nh, coupling_q=s.coupling_q, gain_q=s.gain_q, row_scaled=s.row_scaled)
+    gains = [g] + ([np.ones_like(g)] if s.reference_bank else [])
+    return nh, kh, nb, seeds.sequences(B), th, Aq, gains
+
+
 def blocked_decode_step(ds, inp: KuramotoInputs, seeds: LayerSeeds, plan: BlockPlan, *,
                         dense: bool = False) -> KuramotoOutput:
     """One Kuramoto layer's decode pass over a window under the blocked schedule (see the module notes).
@@ -175,7 +200,7 @@ def blocked_decode_step(ds, inp: KuramotoInputs, seeds: LayerSeeds, plan: BlockP
     KuramotoOutput
         ``va`` and ``a`` (B, T, k): each token's increment estimates summed over its key blocks.
     """
-    theta, A, v = inp.theta, inp.A, inp.v
+    theta = inp.theta
     B, T, k = theta.shape
     if plan.T != T:
         raise ValueError(f"the block plan is for T = {plan.T} tokens, the inputs have {T}")
@@ -187,15 +212,7 @@ def blocked_decode_step(ds, inp: KuramotoInputs, seeds: LayerSeeds, plan: BlockP
                          f"a blocked tile holds 2B = {plan.tile_tokens}: use decode.keys = 'reinjected' or "
                          f"block = 'none'")
     s = ds.phase
-    nh = s.n_heads
-    kh = k // nh
-    if A.shape != (B, nh, T, T) or v.shape != theta.shape:
-        raise ValueError(f"A must have shape {(B, nh, T, T)} and v {theta.shape}, got {A.shape} and {v.shape}")
-    nb = 2 if s.reference_bank else 1
-    seq = seeds.sequences(B)
-    th = theta.reshape(B, T, nh, kh).transpose(0, 2, 3, 1)  # (B, h, kh, T)
-    Aq, g = program_kuramoto(A, v, n_heads=nh, coupling_q=s.coupling_q, gain_q=s.gain_q, row_scaled=s.row_scaled)
-    gains = [g] + ([np.ones_like(g)] if s.reference_bank else [])
+    nh, kh, nb, seq, th, Aq, gains = programmed_window(ds, inp, seeds)
     E, eidx = coupler_elements(s, nb, nh, kh)
     h0 = float(np.sum(np.asarray(s.harmonics, dtype=float)[:, 1]))
     kt = s.kappa * s.settle_cycles

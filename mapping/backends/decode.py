@@ -37,7 +37,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..periphery.programming import program_kuramoto
 from ..periphery.readout import read_free_running, wrap
 from ..seeds import PURPOSE, LayerSeeds, sequence_rng
 from .base import Description, KuramotoInputs, KuramotoOutput
@@ -107,18 +106,12 @@ def decode_step(ds: DecodeSettings, inp: KuramotoInputs, seeds: LayerSeeds, *, d
     (:func:`mapping.backends.blocked_decode.block_round`: one product per (head, tile) over all step times, the
     receivers' Heun compiled), equal to each unit's own complex product (:func:`integrate_receivers`, which
     ``dense=True`` runs, the check) on the same draws to rounding; held keys and injected writes run the latter."""
+    from .blocked_decode import programmed_window
+
     s = ds.phase
-    theta, A, v = inp.theta, inp.A, inp.v
+    theta = inp.theta
     B, T, k = theta.shape
-    nh = s.n_heads
-    kh = k // nh
-    if A.shape != (B, nh, T, T) or v.shape != theta.shape:
-        raise ValueError(f"A must have shape {(B, nh, T, T)} and v {theta.shape}, got {A.shape} and {v.shape}")
-    nb = 2 if s.reference_bank else 1
-    seq = seeds.sequences(B)
-    th = theta.reshape(B, T, nh, kh).transpose(0, 2, 3, 1)  # (B, h, kh, T)
-    Aq, g = program_kuramoto(A, v, n_heads=nh, coupling_q=s.coupling_q, gain_q=s.gain_q, row_scaled=s.row_scaled)
-    gains = [g] + ([np.ones_like(g)] if s.reference_bank else [])
+    nh, kh, nb, seq, th, Aq, gains = programmed_window(ds, inp, seeds)
     zeros = np.zeros((nh, kh, T))
     r_all = None if s.injection is None else np.asarray(s.injection(seq, T, seeds.seed))  # receivers' writes
     y1 = np.empty((nb, B, nh, kh, T))
